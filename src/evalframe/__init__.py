@@ -1,0 +1,35 @@
+"""evalframe: a vectorized dataframe batch scorer for language-model evaluation results.
+
+>>> import polars as pl, evalframe as ef
+>>> scored = ef.score(pl.DataFrame({"n": [10, 10], "c": [2, 5], "task": ["a", "a"]}), ["pass@1"])
+>>> ef.aggregate(scored, by=["task"]).select("task", "metric", "n", "value")
+shape: (1, 4)
+┌──────┬────────┬─────┬───────┐
+│ task ┆ metric ┆ n   ┆ value │
+│ ---  ┆ ---    ┆ --- ┆ ---   │
+│ str  ┆ str    ┆ u32 ┆ f64   │
+╞══════╪════════╪═════╪═══════╡
+│ a    ┆ pass@1 ┆ 2   ┆ 0.35  │
+└──────┴────────┴─────┴───────┘
+"""
+
+from evalframe import metrics, normalize
+from evalframe._version import __version__
+from evalframe.engine import score
+from evalframe.errors import EvalframeError
+from evalframe.io import load, save, scan
+from evalframe.metrics.registry import list_metrics
+from evalframe.stats import aggregate
+
+__all__ = [
+    "EvalframeError",
+    "__version__",
+    "aggregate",
+    "list_metrics",
+    "load",
+    "metrics",
+    "normalize",
+    "save",
+    "scan",
+    "score",
+]

@@ -1,0 +1,95 @@
+"""Helpers shared by metric functions: turning inputs into expressions and row guards."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import EvalframeError
+
+IntoExpr = str | pl.Expr
+
+
+def parse_into_expr(value: IntoExpr) -> pl.Expr:
+    """Return ``value`` as an expression: a string names a column.
+
+    >>> parse_into_expr("pred").meta.output_name()
+    'pred'
+    """
+    if isinstance(value, pl.Expr):
+        return value
+    if isinstance(value, str):
+        return pl.col(value)
+    raise TypeError(f"expected a column name or a polars expression, got {type(value).__name__}")
+
+
+def describe(value: IntoExpr) -> str:
+    """A short, human-readable name for a column or expression (for error messages)."""
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return repr(value.meta.output_name())
+    except Exception:  # an expression with no single root column
+        return str(value)
+
+
+@dataclass(frozen=True)
+class RowCheck:
+    """A rule that rows must satisfy: ``invalid`` is True where a row breaks it.
+
+    ``what`` says what was found (``"c > n"``), ``expected`` what is required.
+    ``show`` are the expressions whose values are printed for the first bad row.
+    """
+
+    invalid: pl.Expr
+    what: str
+    expected: str
+    show: tuple[tuple[str, pl.Expr], ...] = ()
+
+
+def guard(
+    metric: str, values: pl.Expr, checks: Sequence[RowCheck], dtype: pl.DataType = pl.Float64
+) -> pl.Expr:
+    """Return ``values``, raising :class:`EvalframeError` when any row breaks a check.
+
+    The checks run as vectorized expressions inside the same plan as the metric,
+    so they hold at the expression level, lazily and in streaming mode alike.
+    The row number in the message counts from the start of the batch the engine
+    handed over (the whole column in eager mode).
+    """
+    if not checks:
+        return values
+    shown = [expr for check in checks for _, expr in check.show]
+    inputs = [values, *(check.invalid.fill_null(False) for check in checks), *shown]
+
+    def run(series: Sequence[pl.Series]) -> pl.Series:
+        result = series[0]
+        offset = 1 + len(checks)
+        for position, check in enumerate(checks, start=1):
+            mask = series[position].to_numpy()
+            count = int(np.count_nonzero(mask))
+            if count:
+                first = int(np.flatnonzero(mask)[0])
+                labels = [label for label, _ in check.show]
+                found = ", ".join(
+                    f"{label}={series[offset + i][first]!r}" for i, label in enumerate(labels)
+                )
+                raise EvalframeError(
+                    f"metric {metric!r}: {count} row(s) have {check.what}; expected "
+                    f"{check.expected}. First offending row: {first}"
+                    + (f" ({found})" if found else "")
+                )
+            offset += len(check.show)
+        return result
+
+    return pl.map_batches(inputs, run, return_dtype=dtype, is_elementwise=True)
+
+
+def elementwise(
+    inputs: Sequence[pl.Expr], kernel: Callable[[Sequence[pl.Series]], pl.Series], dtype
+) -> pl.Expr:
+    """A batched kernel over whole columns: ``kernel`` sees Series, never single rows."""
+    return pl.map_batches(list(inputs), kernel, return_dtype=dtype, is_elementwise=True)

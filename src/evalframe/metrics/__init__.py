@@ -1,0 +1,42 @@
+"""Metric functions, each returning a ``pl.Expr``, and the registry that lists them.
+
+>>> import polars as pl
+>>> from evalframe import metrics as M
+>>> df = pl.DataFrame({"n": [10, 10, None], "c": [0, 3, 1]})
+>>> df.with_columns(M.pass_at_k("n", "c", k=1).alias("pass@1"))
+shape: (3, 3)
+┌──────┬─────┬────────┐
+│ n    ┆ c   ┆ pass@1 │
+│ ---  ┆ --- ┆ ---    │
+│ i64  ┆ i64 ┆ f64    │
+╞══════╪═════╪════════╡
+│ 10   ┆ 0   ┆ 0.0    │
+│ 10   ┆ 3   ┆ 0.3    │
+│ null ┆ 1   ┆ null   │
+└──────┴─────┴────────┘
+"""
+
+from evalframe.metrics import drop, exact_match, lighteval, pass_at_k, sampling, squad
+from evalframe.metrics.registry import (
+    MetricSpec,
+    Reference,
+    all_metrics,
+    list_metrics,
+    register,
+    resolve,
+)
+
+_FAMILIES = (exact_match, squad, pass_at_k, drop, sampling, lighteval)
+
+for _family in _FAMILIES:
+    globals().update({_name: getattr(_family, _name) for _name in _family.__all__})
+
+__all__ = [  # noqa: PLE0604
+    "MetricSpec",
+    "Reference",
+    "all_metrics",
+    "list_metrics",
+    "register",
+    "resolve",
+    *(name for family in _FAMILIES for name in family.__all__),
+]

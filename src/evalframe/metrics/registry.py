@@ -1,0 +1,205 @@
+"""The metric registry: one frozen spec per metric, looked up by name.
+
+A metric is a plain function of column names or expressions that returns a
+``pl.Expr``. Registering it records everything the engine, the CLI, the docs
+and :func:`evalframe.list_metrics` need, in one place.
+
+Parameterised names (``pass@{k}``) register one spec whose name is a pattern;
+``resolve("pass@10")`` returns the spec and ``{"k": 10}``.
+
+>>> from evalframe.metrics.registry import resolve
+>>> spec, params = resolve("pass@10")
+>>> spec.name, params
+('pass@{k}', {'k': 10})
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from evalframe.errors import EvalframeError
+
+Level = Literal["sample", "corpus"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The implementation a metric agrees with: package, version and function."""
+
+    package: str
+    version: str
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.package} {self.version}: {self.function}"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Everything known about one registered metric."""
+
+    name: str
+    function: Callable[..., pl.Expr]
+    level: Level
+    higher_is_better: bool
+    role_sets: tuple[tuple[str, ...], ...]
+    reference: Reference
+    description: str
+    edge_rules: tuple[str, ...] = ()
+    dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    parameters: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    divergences: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        regex = re.escape(self.name)
+        for parameter in self.parameters:
+            regex = regex.replace(re.escape("{" + parameter + "}"), f"(?P<{parameter}>[^@_:]+)")
+        return re.compile(regex + r"\Z")
+
+    def roles(self) -> tuple[str, ...]:
+        """Every role any of the metric's role sets uses, in order."""
+        seen: dict[str, None] = {}
+        for roles in self.role_sets:
+            seen.update(dict.fromkeys(roles))
+        return tuple(seen)
+
+    def build(self, columns: Mapping[str, str | pl.Expr], params: Mapping[str, Any]) -> pl.Expr:
+        """The metric's expression over the given role columns."""
+        return self.function(**columns, **self.options, **params)
+
+
+_REGISTRY: dict[str, MetricSpec] = {}
+
+
+def register(
+    name: str,
+    *,
+    roles: Sequence[str] | Sequence[Sequence[str]],
+    reference: Reference,
+    description: str,
+    level: Level = "sample",
+    higher_is_better: bool = True,
+    edge_rules: Sequence[str] = (),
+    dtypes: Mapping[str, Sequence[str]] | None = None,
+    parameters: Mapping[str, Callable[[str], Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
+    divergences: Sequence[str] = (),
+    function: Callable[..., pl.Expr] | None = None,
+):
+    """Register a metric function under ``name``; usable as a decorator.
+
+    ``roles`` is one tuple of role names, or several alternative tuples (the first
+    one whose columns all exist is used). The function's keyword arguments for the
+    roles are named as the roles. ``options`` are fixed keyword arguments, which
+    lets one function back several named metrics.
+    """
+    if roles and isinstance(roles[0], str):
+        role_sets = (tuple(roles),)
+    else:
+        role_sets = tuple(tuple(r) for r in roles)
+
+    def decorate(func: Callable[..., pl.Expr]) -> Callable[..., pl.Expr]:
+        if name in _REGISTRY:
+            raise ValueError(f"metric {name!r} is registered twice")
+        _REGISTRY[name] = MetricSpec(
+            name=name,
+            function=func,
+            level=level,
+            higher_is_better=higher_is_better,
+            role_sets=role_sets,
+            reference=reference,
+            description=description,
+            edge_rules=tuple(edge_rules),
+            dtypes={k: tuple(v) for k, v in (dtypes or {}).items()},
+            parameters=dict(parameters or {}),
+            options=dict(options or {}),
+            divergences=tuple(divergences),
+        )
+        return func
+
+    if function is not None:
+        return decorate(function)
+    return decorate
+
+
+def resolve(name: str) -> tuple[MetricSpec, dict[str, Any]]:
+    """Find the spec for a metric name, with the parameters parsed out of it."""
+    _load_builtin_metrics()
+    spec = _REGISTRY.get(name)
+    if spec is not None and not spec.parameters:
+        return spec, {}
+    for candidate in _REGISTRY.values():
+        if not candidate.parameters:
+            continue
+        match = candidate.pattern.match(name)
+        if match:
+            params = {}
+            for parameter, convert in candidate.parameters.items():
+                raw = match.group(parameter)
+                try:
+                    params[parameter] = convert(raw)
+                except (TypeError, ValueError) as error:
+                    raise EvalframeError(
+                        f"metric {name!r}: parameter {parameter}={raw!r} is invalid: {error}"
+                    ) from None
+            return candidate, params
+    known = ", ".join(sorted(_REGISTRY))
+    raise EvalframeError(f"unknown metric {name!r}; known metrics: {known}")
+
+
+def all_metrics() -> list[MetricSpec]:
+    """Every registered spec, sorted by name."""
+    _load_builtin_metrics()
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
+def is_metric_name(name: str) -> bool:
+    """Whether ``name`` names a registered metric (parameterised names included)."""
+    try:
+        resolve(name)
+    except EvalframeError:
+        return False
+    return True
+
+
+def list_metrics() -> pl.DataFrame:
+    """The registry as a DataFrame: one row per metric.
+
+    >>> import evalframe as ef
+    >>> "squad_f1" in ef.list_metrics()["name"].to_list()
+    True
+    """
+    rows = [
+        {
+            "name": spec.name,
+            "level": spec.level,
+            "higher_is_better": spec.higher_is_better,
+            "roles": " | ".join(", ".join(roles) for roles in spec.role_sets),
+            "reference": str(spec.reference),
+            "description": spec.description,
+        }
+        for spec in all_metrics()
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "name": pl.String,
+            "level": pl.String,
+            "higher_is_better": pl.Boolean,
+            "roles": pl.String,
+            "reference": pl.String,
+            "description": pl.String,
+        },
+    )
+
+
+def _load_builtin_metrics() -> None:
+    # Importing the package registers every built-in metric family.
+    import evalframe.metrics  # noqa: F401
