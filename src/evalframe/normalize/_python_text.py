@@ -1,0 +1,136 @@
+"""Python's own text semantics as polars expressions.
+
+Reference implementations normalise text with Python: ``str.lower``,
+``str.split()``, and ``re`` patterns such as ``\\b(a|an|the)\\b``. Polars runs
+Rust, whose Unicode tables and ``\\b``/``\\s`` definitions differ from the running
+Python's in places (combining marks, ``²``, the ASCII separators ``\\x1c``-``\\x1f``,
+letters newer than Python's Unicode version). The character classes here are
+built from the running Python itself, so the expressions agree with it exactly.
+
+>>> import polars as pl
+>>> s = pl.Series(["The\\x1ccat", " a  b "])
+>>> pl.select(split_join(pl.lit(s))).to_series().to_list()
+['The cat', 'a b']
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+
+def _all_characters() -> str:
+    return "".join(chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i <= 0xDFFF)
+
+
+def _as_class(characters: Iterable[str], negate: bool = False) -> str:
+    """A Rust-regex character class matching exactly ``characters``."""
+    points = sorted({ord(ch) for ch in characters})
+    ranges: list[tuple[int, int]] = []
+    for point in points:
+        if ranges and ranges[-1][1] == point - 1:
+            ranges[-1] = (ranges[-1][0], point)
+        else:
+            ranges.append((point, point))
+    body = "".join(
+        f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in ranges
+    )
+    return f"[{'^' if negate else ''}{body}]"
+
+
+@cache
+def word_characters() -> str:
+    """Every character Python's ``re`` counts as ``\\w`` in a str pattern."""
+    return "".join(re.findall(r"\w", _all_characters()))
+
+
+@cache
+def whitespace_characters() -> str:
+    """Every character for which ``str.isspace()`` is true (what ``str.split()`` splits on)."""
+    return "".join(ch for ch in _all_characters() if ch.isspace())
+
+
+@cache
+def word_class(negate: bool = False) -> str:
+    """Regex class of Python word characters (or, negated, of non-word characters)."""
+    return _as_class(word_characters(), negate=negate)
+
+
+@cache
+def whitespace_class() -> str:
+    """Regex class of Python whitespace characters."""
+    return _as_class(whitespace_characters())
+
+
+@cache
+def _lowercase_disagreements() -> str:
+    """Characters whose polars lower case differs from the running Python's ``str.lower``."""
+    characters = _all_characters()
+    ours = pl.Series(list(characters)).str.to_lowercase().to_list()
+    return "".join(ch for ch, low in zip(characters, ours, strict=True) if ch.lower() != low)
+
+
+@cache
+def _lowercase_disagreement_class() -> str:
+    return _as_class(_lowercase_disagreements())
+
+
+def _python_lower_rows(series: pl.Series) -> pl.Series:
+    """Lower-case with Python only the rows polars would lower-case differently."""
+    lowered = series.str.to_lowercase()
+    needs_python = series.str.contains(_lowercase_disagreement_class()).fill_null(False)
+    rows = np.flatnonzero(needs_python.to_numpy())
+    if rows.size == 0:
+        return lowered
+    fixed = pl.Series([value.lower() for value in series.gather(rows).to_list()], dtype=pl.String)
+    return lowered.scatter(rows, fixed)
+
+
+def lower(expr: pl.Expr) -> pl.Expr:
+    """``str.lower()`` exactly as the running Python does it (final sigma included).
+
+    >>> pl.select(lower(pl.lit("ΑΣ İ"))).item() == "ΑΣ İ".lower()
+    True
+    """
+    if not _lowercase_disagreements():
+        return expr.str.to_lowercase()
+    return expr.map_batches(_python_lower_rows, return_dtype=pl.String, is_elementwise=True)
+
+
+def split_join(expr: pl.Expr) -> pl.Expr:
+    """``" ".join(text.split())``: runs of Python whitespace become one space, ends trimmed."""
+    return expr.str.replace_all(whitespace_class() + "+", " ").str.strip_chars(" ")
+
+
+def split(expr: pl.Expr) -> pl.Expr:
+    """``text.split()`` as a ``list[str]`` expression (an empty list for blank text).
+
+    >>> pl.select(split(pl.lit("  a\\u3000b  "))).item().to_list()
+    ['a', 'b']
+    """
+    joined = split_join(expr)
+    return pl.when(joined == "").then(pl.lit([], dtype=pl.List(pl.String))).otherwise(
+        joined.str.split(" ")
+    )
+
+
+def replace_words(expr: pl.Expr, words: Sequence[str], replacement: str = " ") -> pl.Expr:
+    """``re.sub(r"\\b(w1|w2|...)\\b", replacement, text)`` with Python's ``\\b``.
+
+    The Rust regex engine has no look-around, so the word boundaries are matched
+    as characters (or the text's ends) and put back. Two articles sharing one
+    boundary character ("a a") need a second pass, after which none can remain.
+    """
+    if not words:
+        return expr
+    alternatives = "|".join(re.escape(word) for word in words)
+    non_word = word_class(negate=True)
+    pattern = f"(^|{non_word})(?:{alternatives})({non_word}|$)"
+    substitute = "${1}" + replacement.replace("$", "$$") + "${2}"
+    once = expr.str.replace_all(pattern, substitute)
+    return once.str.replace_all(pattern, substitute)
