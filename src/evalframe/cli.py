@@ -1,0 +1,303 @@
+"""The ``evalframe`` command: score dumps, aggregate scores, list metrics.
+
+Exit codes: 0 success, 1 a data error (one line on stderr; ``--debug`` shows the
+traceback), 2 a usage error.
+
+>>> main(["metrics", "--names"])  # doctest: +ELLIPSIS
+exact_match
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import polars as pl
+
+from evalframe._version import __version__
+from evalframe.engine import plan_metrics
+from evalframe.errors import EvalframeError
+from evalframe.io.load import scan
+from evalframe.io.save import save
+from evalframe.metrics.registry import all_metrics, list_metrics
+from evalframe.schema import ROLES
+from evalframe.stats.aggregate import aggregate, metric_columns
+
+EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
+STDIO = "-"
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 on usage errors too
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _metric_help() -> str:
+    return ", ".join(spec.name for spec in all_metrics())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``evalframe`` command."""
+    parser = _Parser(
+        prog="evalframe",
+        description="Vectorized batch scoring of language-model evaluation dumps.",
+        epilog="Run 'evalframe COMMAND --help' for each command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalframe {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    score = commands.add_parser(
+        "score",
+        help="score dumps with metrics; write the input plus one column per metric",
+        description=(
+            "Score every row of the input files with the given metrics. The output keeps every "
+            "input row and column in order and adds one Float64 column per metric, named as the "
+            "metric. Without -o the result is written to standard output as parquet when it is "
+            "piped (for 'evalframe aggregate'), or shown as a table on a terminal."
+        ),
+        epilog=(
+            "Example: evalframe score runs/*.jsonl -m squad_em -m squad_f1 --col gold=answers "
+            "-o scored.parquet\n\nMetrics: " + _metric_help()
+        ),
+    )
+    score.add_argument(
+        "inputs", nargs="+", metavar="INPUT",
+        help="files or globs: .parquet, .jsonl/.ndjson(.gz), .json(.gz), .csv, .arrow/.ipc",
+    )
+    score.add_argument(
+        "-m", "--metric", action="append", required=True, dest="metrics", metavar="METRIC",
+        help="a metric name (repeatable), e.g. squad_f1 or pass@10; see 'evalframe metrics'",
+    )
+    score.add_argument(
+        "--col", action="append", default=[], metavar="ROLE=COLUMN",
+        help=f"map a role to a column (repeatable). Roles: {', '.join(ROLES)}",
+    )
+    score.add_argument(
+        "-o", "--output", metavar="PATH",
+        help="output file (.parquet, .jsonl, .csv, .arrow, .json); '-' for parquet on stdout",
+    )
+    score.add_argument(
+        "--overwrite", action="store_true",
+        help="replace input columns that are named like a requested metric",
+    )
+    _add_common(score)
+
+    agg = commands.add_parser(
+        "aggregate",
+        help="aggregate scored files per group: mean, standard error, confidence interval",
+        description=(
+            "Aggregate the metric columns of scored files: one row per group and metric with "
+            "n, n_null, value (mean), stderr (standard error of the mean), ci_low, ci_high "
+            "(normal approximation) and a signature of what determines the numbers. Null scores "
+            "are not counted in n. Groups in which a metric has no score at all are left out "
+            "(use --keep-empty to keep them)."
+        ),
+        epilog="Example: evalframe aggregate scored.parquet --by model,task -o summary.csv",
+    )
+    agg.add_argument(
+        "inputs", nargs="*", metavar="INPUT",
+        help="scored files or globs; none or '-' reads parquet from standard input",
+    )
+    agg.add_argument(
+        "--by", default="", metavar="COLS", help="comma-separated grouping columns, e.g. model,task"
+    )
+    agg.add_argument(
+        "-m", "--metric", action="append", dest="metrics", metavar="METRIC",
+        help="metric column to aggregate (repeatable); default: every metric column",
+    )
+    agg.add_argument(
+        "--ci", type=float, default=0.95, metavar="LEVEL",
+        help="confidence level of the interval (default 0.95)",
+    )
+    agg.add_argument("--keep-empty", action="store_true", help="keep groups with no scores")
+    agg.add_argument(
+        "-o", "--output", metavar="PATH",
+        help="write the table to a file (.parquet, .csv, .json, .jsonl) instead of the terminal",
+    )
+    _add_common(agg)
+
+    metrics = commands.add_parser(
+        "metrics",
+        help="list the metrics in the registry",
+        description="List every registered metric with its level, direction, roles and reference.",
+    )
+    metrics.add_argument("--names", action="store_true", help="print only the names, one a line")
+    metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
+    _add_common(metrics)
+    return parser
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress or summary lines on stderr"
+    )
+
+
+def _column_mapping(pairs: Sequence[str]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        role, sep, column = pair.partition("=")
+        if not sep or not role or not column:
+            raise UsageError(f"evalframe score: --col expects ROLE=COLUMN, got {pair!r}")
+        if role not in ROLES:
+            raise UsageError(
+                f"evalframe score: --col {pair!r}: unknown role {role!r}; "
+                f"known roles: {', '.join(ROLES)}"
+            )
+        mapping[role] = column
+    return mapping
+
+
+@contextmanager
+def progress(label: str, quiet: bool) -> Iterator[None]:
+    """Show elapsed time on stderr while a long step runs (after one second, on a terminal)."""
+    done = threading.Event()
+    started = time.perf_counter()
+    interactive = sys.stderr.isatty() and not quiet
+
+    def tick() -> None:
+        while not done.wait(0.5):
+            elapsed = time.perf_counter() - started
+            if elapsed >= 1.0:
+                sys.stderr.write(f"\r{label}... {elapsed:.0f} s")
+                sys.stderr.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    if interactive:
+        thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if interactive:
+            thread.join()
+            sys.stderr.write("\r\x1b[K")
+        if not quiet:
+            elapsed = time.perf_counter() - started
+            sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
+
+
+def _read_stdin_parquet() -> pl.LazyFrame:
+    if sys.stdin.isatty():
+        raise UsageError(
+            "evalframe aggregate: no input; give scored files, or pipe 'evalframe score' into it"
+        )
+    data = sys.stdin.buffer.read()
+    if not data:
+        raise EvalframeError("no input: standard input is empty (give scored files or pipe one)")
+    try:
+        return pl.read_parquet(io.BytesIO(data)).lazy()
+    except pl.exceptions.PolarsError as error:
+        raise EvalframeError(f"standard input is not a parquet file: {error}") from error
+
+
+def _show(frame: pl.DataFrame) -> None:
+    with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200, fmt_str_lengths=40):
+        print(frame)
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    mapping = _column_mapping(args.col)
+    frame = scan(args.inputs)
+    schema = frame.collect_schema()
+    planned = plan_metrics(schema, args.metrics, mapping)
+    clashing = [name for name, _, _ in planned if name in schema]
+    if clashing and not args.overwrite:
+        raise EvalframeError(
+            f"the input already has column(s) {clashing} named like the requested metrics; "
+            "pass --overwrite to replace them"
+        )
+    scored = frame.with_columns([expr for _, _, expr in planned])
+    signature = ";".join(f"{name}|{spec.reference}" for name, spec, _ in planned)
+    metadata = {"evalframe.version": __version__, "evalframe.metrics": signature}
+    output = args.output
+    if output is None and not sys.stdout.isatty():
+        output = STDIO
+    with progress(f"scoring {len(planned)} metric(s)", args.quiet):
+        if output == STDIO:
+            buffer = io.BytesIO()
+            scored.collect().write_parquet(buffer, metadata=metadata)
+            sys.stdout.buffer.write(buffer.getvalue())
+            sys.stdout.flush()
+        elif output is None:
+            _show(scored.collect())
+        else:
+            save(scored, output, metadata=metadata)
+    return EXIT_OK
+
+
+def _run_aggregate(args: argparse.Namespace) -> int:
+    inputs = [path for path in args.inputs if path != STDIO]
+    if inputs and len(inputs) != len(args.inputs):
+        raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
+    frame = scan(inputs) if inputs else _read_stdin_parquet()
+    keys = [key.strip() for key in args.by.split(",") if key.strip()]
+    names = args.metrics or metric_columns(frame)
+    with progress("aggregating", args.quiet):
+        table = aggregate(frame, by=keys, metrics=names, ci=args.ci, keep_empty=args.keep_empty)
+    if not args.keep_empty and not args.quiet:
+        kept = table.height
+        everything = aggregate(frame, by=keys, metrics=names, ci=args.ci, keep_empty=True).height
+        if everything > kept:
+            sys.stderr.write(
+                f"left out {everything - kept} group x metric row(s) with no scores "
+                "(--keep-empty keeps them)\n"
+            )
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table.drop("signature"))
+    return EXIT_OK
+
+
+def _run_metrics(args: argparse.Namespace) -> int:
+    table = list_metrics()
+    if args.names:
+        print("\n".join(table["name"].to_list()))
+    elif args.output:
+        save(table, args.output)
+    else:
+        _show(table)
+    return EXIT_OK
+
+
+COMMANDS = {"score": _run_score, "aggregate": _run_aggregate, "metrics": _run_metrics}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        sys.stderr.write(f"{error}\n")
+        return EXIT_USAGE
+    except (EvalframeError, OSError, pl.exceptions.PolarsError) as error:
+        if debug:
+            traceback.print_exc()
+        text = str(error).strip().splitlines()
+        sys.stderr.write(f"evalframe: error: {text[0] if text else type(error).__name__}\n")
+        return EXIT_DATA
+    except SystemExit as exit_:  # --help and --version
+        return int(exit_.code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

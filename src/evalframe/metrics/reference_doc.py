@@ -1,0 +1,84 @@
+"""Render the metric reference (docs/metrics.md) from the registry.
+
+The registry is the single list of metrics; this page is generated from it, so
+it cannot drift. ``python -m evalframe.metrics.reference_doc > docs/metrics.md``
+rebuilds it; a test fails when the file is stale.
+
+>>> text = render()
+>>> text.startswith("# Metric reference")
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from evalframe.metrics.registry import MetricSpec, all_metrics
+from evalframe.schema import role_kinds
+
+HEADER = """# Metric reference
+
+Generated from the registry by `python -m evalframe.metrics.reference_doc > docs/metrics.md`;
+do not edit by hand. Each metric states the reference implementation it agrees with, the
+roles (input columns) it reads and the edge rules it follows. `score` adds one `Float64`
+column per sample-level metric, named as requested (`pass@10`); `aggregate` reduces it by
+the mean with a standard error.
+"""
+
+
+def _summary_table(specs: list[MetricSpec]) -> list[str]:
+    lines = [
+        "| metric | level | higher is better | roles | reference |",
+        "|---|---|---|---|---|",
+    ]
+    for spec in specs:
+        roles = " or ".join("(" + ", ".join(r) + ")" for r in spec.role_sets)
+        lines.append(
+            f"| [`{spec.name}`](#{_anchor(spec.name)}) | {spec.level} | "
+            f"{'yes' if spec.higher_is_better else 'no'} | {roles} | {spec.reference} |"
+        )
+    return lines
+
+
+def _anchor(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum() or ch in "-_ ").replace(" ", "-")
+
+
+def _section(spec: MetricSpec) -> list[str]:
+    lines = [f"## {spec.name}", "", spec.description, ""]
+    lines.append(f"- **Reference:** {spec.reference}")
+    lines.append(f"- **Level:** {spec.level}; higher is better: {spec.higher_is_better}")
+    if spec.parameters:
+        lines.append(f"- **Parameters in the name:** {', '.join(spec.parameters)}")
+    if spec.options:
+        fixed = ", ".join(f"`{key}={value!r}`" for key, value in spec.options.items())
+        lines.append(f"- **Fixed options:** {fixed}")
+    lines.append(f"- **Function:** `evalframe.metrics.{spec.function.__name__}`")
+    lines.append("- **Roles:**")
+    for roles in spec.role_sets:
+        described = ", ".join(
+            f"`{role}` ({' or '.join(role_kinds(role, spec.dtypes))})" for role in roles
+        )
+        lines.append(f"  - {described}")
+    if spec.edge_rules:
+        lines += ["", "**Edge rules**", ""]
+        lines += [f"- {rule}" for rule in spec.edge_rules]
+    if spec.divergences:
+        lines += ["", "**Deliberate divergences from the reference**", ""]
+        lines += [f"- {divergence}" for divergence in spec.divergences]
+    signature = inspect.signature(spec.function)
+    lines += ["", "```python", f"{spec.function.__name__}{signature}", "```", ""]
+    return lines
+
+
+def render() -> str:
+    """The whole metric reference page as Markdown."""
+    specs = all_metrics()
+    lines = [HEADER, *_summary_table(specs), ""]
+    for spec in specs:
+        lines += _section(spec)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(render(), end="")

@@ -1,0 +1,94 @@
+"""Loading dumps: formats, globs, lists, errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import polars as pl
+import pytest
+
+from evalframe import EvalframeError
+from evalframe.io import expand_paths, load, scan
+
+FRAME = pl.DataFrame(
+    {"prediction": ["a", None, "c"], "gold": [["a"], ["b", "B"], []], "n": [1, 2, None]}
+)
+
+
+@pytest.mark.parametrize("name", ["d.parquet", "d.pq", "d.jsonl", "d.ndjson", "d.arrow", "d.ipc"])
+def test_round_trip_formats(tmp_path, name):
+    path = tmp_path / name
+    if name.endswith(("jsonl", "ndjson")):
+        FRAME.write_ndjson(path)
+    elif name.endswith(("arrow", "ipc")):
+        FRAME.write_ipc(path)
+    else:
+        FRAME.write_parquet(path)
+    assert load(path).equals(FRAME)
+
+
+def test_json_array_and_gzip(tmp_path):
+    records = FRAME.to_dicts()
+    (tmp_path / "d.json").write_text(json.dumps(records))
+    assert load(tmp_path / "d.json").equals(FRAME)
+    (tmp_path / "d.json.gz").write_bytes(gzip.compress(json.dumps(records).encode()))
+    assert load(tmp_path / "d.json.gz").equals(FRAME)
+    lines = "\n".join(json.dumps(r) for r in records)
+    (tmp_path / "d.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    assert load(tmp_path / "d.jsonl.gz").equals(FRAME)
+
+
+def test_csv(tmp_path):
+    flat = FRAME.drop("gold")
+    flat.write_csv(tmp_path / "d.csv")
+    assert load(tmp_path / "d.csv").equals(flat)
+
+
+def test_glob_and_list_keep_file_order_and_fill_missing_columns(tmp_path):
+    FRAME.head(1).write_parquet(tmp_path / "part-0.parquet")
+    FRAME.tail(2).drop("n").write_parquet(tmp_path / "part-1.parquet")
+    both = load(str(tmp_path / "part-*.parquet"))
+    assert both["prediction"].to_list() == ["a", None, "c"]
+    assert both["n"].to_list() == [1, None, None]
+    listed = load([tmp_path / "part-0.parquet", tmp_path / "part-1.parquet"])
+    assert listed.equals(both)
+
+
+def test_conflicting_dtypes_across_files(tmp_path):
+    pl.DataFrame({"n": [1]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"n": ["1"]}).write_parquet(tmp_path / "b.parquet")
+    with pytest.raises(EvalframeError, match="column 'n' is Int64 in .*a.parquet.* but String"):
+        load(str(tmp_path / "*.parquet"))
+
+
+def test_lazy_frame_stays_lazy():
+    assert isinstance(load(FRAME.lazy()), pl.LazyFrame)
+    assert isinstance(scan(FRAME), pl.LazyFrame)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing.parquet", "file not found"),
+        (lambda p: p / "nothing-*.parquet", "no files match"),
+        (lambda p: p, "is a directory"),
+    ],
+)
+def test_path_errors(tmp_path, make, message):
+    with pytest.raises(EvalframeError, match=message):
+        expand_paths(make(tmp_path))
+
+
+def test_unknown_extension_and_unreadable_file(tmp_path):
+    (tmp_path / "d.xlsx").write_text("x")
+    with pytest.raises(EvalframeError, match="unknown file extension"):
+        load(tmp_path / "d.xlsx")
+    (tmp_path / "broken.parquet").write_text("not parquet")
+    with pytest.raises(EvalframeError, match="broken.parquet"):
+        load(tmp_path / "broken.parquet")
+
+
+def test_unsupported_object():
+    with pytest.raises(EvalframeError, match="cannot load a int"):
+        load(3)

@@ -1,0 +1,141 @@
+"""The evalframe command, run as a user runs it: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_dump.jsonl"
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "evalframe", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def dump(tmp_path) -> Path:
+    path = tmp_path / "dump.jsonl"
+    pl.DataFrame(
+        {
+            "model": ["m1", "m1", "m2", "m2"],
+            "task": ["t", "t", "t", "t"],
+            "pred": ["Paris", "the Rome", "Berlin", None],
+            "answers": [["Paris"], ["Rome", "Roma"], ["Paris"], ["Rome"]],
+        }
+    ).write_ndjson(path)
+    return path
+
+
+def test_score_then_aggregate_files(tmp_path, dump):
+    scored = tmp_path / "scored.parquet"
+    result = run("score", str(dump), "-m", "squad_em", "-m", "squad_f1",
+                 "--col", "prediction=pred", "--col", "gold=answers", "-o", str(scored))
+    assert result.returncode == 0, result.stderr.decode()
+    frame = pl.read_parquet(scored)
+    # hand check: "Paris"=="Paris"; "the Rome" normalises to "rome"; Berlin != Paris; null -> null
+    assert frame["squad_em"].to_list() == [1.0, 1.0, 0.0, None]
+    summary = tmp_path / "summary.csv"
+    result = run("aggregate", str(scored), "--by", "model", "-o", str(summary))
+    assert result.returncode == 0, result.stderr.decode()
+    table = pl.read_csv(summary)
+    row = table.filter((pl.col("model") == "m2") & (pl.col("metric") == "squad_em")).row(
+        0, named=True
+    )
+    assert (row["n"], row["n_null"], row["value"]) == (1, 1, 0.0)
+
+
+def test_score_pipes_into_aggregate(dump):
+    scored = run("score", str(dump), "-m", "squad_em", "--col", "prediction=pred",
+                 "--col", "gold=answers", "--quiet")
+    assert scored.returncode == 0, scored.stderr.decode()
+    assert scored.stdout[:4] == b"PAR1"
+    table = run("aggregate", "--by", "model,task", "-", stdin=scored.stdout)
+    assert table.returncode == 0, table.stderr.decode()
+    text = table.stdout.decode()
+    assert "squad_em" in text and "m1" in text and "stderr" in text
+
+
+def test_aggregate_json_output(tmp_path, dump):
+    scored = tmp_path / "s.parquet"
+    run("score", str(dump), "-m", "squad_f1", "--col", "prediction=pred",
+        "--col", "gold=answers", "-o", str(scored))
+    out = tmp_path / "agg.json"
+    assert run("aggregate", str(scored), "-o", str(out)).returncode == 0
+    records = json.loads(out.read_text())
+    assert records[0]["metric"] == "squad_f1" and records[0]["n"] == 3
+
+
+def test_demo_on_bundled_example():
+    scored = run("score", str(EXAMPLE), "-m", "squad_em", "-m", "squad_f1", "-m", "pass@1",
+                 "-m", "pass@10", "--quiet")
+    assert scored.returncode == 0, scored.stderr.decode()
+    table = run("aggregate", "--by", "model,task", stdin=scored.stdout)
+    assert table.returncode == 0, table.stderr.decode()
+    for word in ("capitals", "science", "code", "pass@10", "ci_low"):
+        assert word in table.stdout.decode()
+
+
+def test_metrics_lists_registry():
+    result = run("metrics", "--names")
+    assert result.returncode == 0
+    names = result.stdout.decode().split()
+    assert {"squad_em", "squad_f1", "pass@{k}"} <= set(names)
+
+
+def test_bad_column_mapping_is_a_data_error_naming_the_column(dump):
+    result = run("score", str(dump), "-m", "squad_em", "--col", "prediction=nope")
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert err.startswith("evalframe: error:") and "prediction='nope'" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_malformed_mapping_and_unknown_role_are_usage_errors(dump):
+    assert run("score", str(dump), "-m", "squad_em", "--col", "prediction").returncode == 2
+    result = run("score", str(dump), "-m", "squad_em", "--col", "answer=pred")
+    assert result.returncode == 2 and "unknown role 'answer'" in result.stderr.decode()
+    assert run("score", str(dump)).returncode == 2  # no metric
+    assert run("frobnicate").returncode == 2
+
+
+def test_missing_file(tmp_path):
+    result = run("score", str(tmp_path / "nope.jsonl"), "-m", "squad_em")
+    assert result.returncode == 1
+    assert "file not found" in result.stderr.decode()
+
+
+def test_wrong_dtype(tmp_path):
+    path = tmp_path / "ints.jsonl"
+    pl.DataFrame({"prediction": ["1"], "gold": [1]}).write_ndjson(path)
+    result = run("score", str(path), "-m", "squad_em")
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert "role 'gold' is column 'gold' of dtype Int64" in err and "expected str" in err
+
+
+def test_invalid_values_message_and_debug_traceback(tmp_path):
+    path = tmp_path / "counts.jsonl"
+    pl.DataFrame({"n": [5, 3], "c": [2, 4]}).write_ndjson(path)
+    result = run("score", str(path), "-m", "pass@1", "-o", str(tmp_path / "o.parquet"))
+    assert result.returncode == 1
+    assert "1 row(s)" in result.stderr.decode() and "Traceback" not in result.stderr.decode()
+    debug = run("score", str(path), "-m", "pass@1", "-o", str(tmp_path / "o.parquet"), "--debug")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr.decode()
+
+
+@pytest.mark.parametrize("command", [[], ["score"], ["aggregate"], ["metrics"]])
+def test_help_everywhere(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    assert "usage: evalframe" in result.stdout.decode()
