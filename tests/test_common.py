@@ -55,7 +55,10 @@ def spans_frame(rng: random.Random) -> pl.DataFrame:
     pool = ["4", "four", "1,000", "1000.0", "the Bears", "bears", "New-York", ""]
     predictions = [[rng.choice(pool) for _ in range(rng.randint(1, 3))] for _ in range(40)]
     golds = [
-        [[rng.choice(pool[:-1]) for _ in range(rng.randint(1, 2))] for _ in range(rng.randint(1, 2))]
+        [
+            [rng.choice(pool[:-1]) for _ in range(rng.randint(1, 2))]
+            for _ in range(rng.randint(1, 2))
+        ]
         for _ in range(40)
     ]
     predictions[3] = None

@@ -19,7 +19,6 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 import polars as pl
 

@@ -74,7 +74,9 @@ def score(
     Examples
     --------
     >>> import polars as pl, evalframe as ef
-    >>> df = pl.DataFrame({"pred": ["Paris", "the cat", None], "answers": [["Paris"], ["cat"], ["x"]]})
+    >>> df = pl.DataFrame(
+    ...     {"pred": ["Paris", "the cat", None], "answers": [["Paris"], ["cat"], ["x"]]}
+    ... )
     >>> ef.score(df, ["squad_em"], columns={"prediction": "pred", "gold": "answers"})
     shape: (3, 3)
     ┌─────────┬───────────┬──────────┐

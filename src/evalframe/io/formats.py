@@ -45,4 +45,6 @@ def format_of(path: str | Path, table: dict[str, str], action: str) -> str:
         if name.endswith(extension):
             return table[extension]
     known = ", ".join(sorted(table))
-    raise EvalframeError(f"cannot {action} {str(path)!r}: unknown file extension; expected one of {known}")
+    raise EvalframeError(
+        f"cannot {action} {str(path)!r}: unknown file extension; expected one of {known}"
+    )

@@ -37,7 +37,9 @@ def expand_paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
             if not path.exists():
                 raise EvalframeError(f"file not found: {text!r}")
             if path.is_dir():
-                raise EvalframeError(f"{text!r} is a directory; give files or a glob like '{text}/*.parquet'")
+                raise EvalframeError(
+                    f"{text!r} is a directory; give files or a glob like '{text}/*.parquet'"
+                )
             paths.append(path)
     return paths
 
@@ -63,7 +65,8 @@ def _scan_one(path: Path) -> pl.LazyFrame:
             gzip.decompress(path.read_bytes()), infer_schema_length=INFER_SCHEMA_ROWS
         ).lazy()
     except (OSError, pl.exceptions.PolarsError, gzip.BadGzipFile) as error:
-        raise EvalframeError(f"cannot read {str(path)!r} as {kind}: {_first_line(error)}") from error
+        message = f"cannot read {str(path)!r} as {kind}: {_first_line(error)}"
+        raise EvalframeError(message) from error
 
 
 def _first_line(error: BaseException) -> str:

@@ -31,7 +31,7 @@ _FAMILIES = (exact_match, squad, pass_at_k, drop, sampling, lighteval)
 for _family in _FAMILIES:
     globals().update({_name: getattr(_family, _name) for _name in _family.__all__})
 
-__all__ = [  # noqa: PLE0604
+__all__ = [
     "MetricSpec",
     "Reference",
     "all_metrics",
