@@ -24,8 +24,11 @@ import numpy as np
 import polars as pl
 
 
+@cache
 def _all_characters() -> str:
-    return "".join(chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i <= 0xDFFF)
+    """Every Unicode scalar value (surrogates excluded), in order."""
+    points = np.concatenate([np.arange(0xD800), np.arange(0xE000, sys.maxunicode + 1)])
+    return points.astype("<u4").tobytes().decode("utf-32-le")
 
 
 def _as_class(characters: Iterable[str], negate: bool = False) -> str:
@@ -51,8 +54,11 @@ def word_characters() -> str:
 
 @cache
 def whitespace_characters() -> str:
-    """Every character for which ``str.isspace()`` is true (what ``str.split()`` splits on)."""
-    return "".join(ch for ch in _all_characters() if ch.isspace())
+    """Every character for which ``str.isspace()`` is true (what ``str.split()`` splits on).
+
+    Python's ``re`` defines ``\\s`` in str patterns by the same predicate.
+    """
+    return "".join(re.findall(r"\s", _all_characters()))
 
 
 @cache
@@ -69,10 +75,17 @@ def whitespace_class() -> str:
 
 @cache
 def _lowercase_disagreements() -> str:
-    """Characters whose polars lower case differs from the running Python's ``str.lower``."""
-    characters = _all_characters()
-    ours = pl.Series(list(characters)).str.to_lowercase().to_list()
-    return "".join(ch for ch, low in zip(characters, ours, strict=True) if ch.lower() != low)
+    """Characters whose polars lower case differs from the running Python's ``str.lower``.
+
+    Each character is lower-cased on its own line, so no context (final sigma) applies.
+    """
+    characters = _all_characters().replace("\n", "")
+    joined = "\n".join(characters)
+    ours = pl.select(pl.lit(joined).str.to_lowercase()).item().split("\n")
+    theirs = joined.lower().split("\n")
+    return "".join(
+        ch for ch, a, b in zip(characters, ours, theirs, strict=True) if a != b
+    )
 
 
 @cache
