@@ -1,3 +1,191 @@
-"""(in progress)"""
+"""lighteval's answer normalisers (HELM/QuAC quasi-exact match, GSM8K) as expressions.
 
-__all__: list[str] = []
+These reproduce ``lighteval.metrics.normalizations`` exactly, so the lighteval
+match metrics in :mod:`evalframe.metrics.lighteval` agree with lighteval bit for bit:
+
+- :func:`helm_normalize` is ``helm_normalizer`` (the normaliser behind lighteval's
+  ``quasi_exact_match``, ``prefix_quasi_exact_match`` and ``f1_score_quasi``).
+- :func:`gsm8k_normalize` is ``gsm8k_normalizer`` (``quasi_exact_match_gsm8k``,
+  ``maj_at_8_gsm8k``): the number after ``#### `` or ``"[invalid]"``.
+
+lighteval's ``math_normalizer`` is *not* reproduced: it finds the last ``\\boxed{...}``
+by counting nested braces, rewrites LaTeX through a sequence of look-behind
+regexes and Python string surgery (``\\frac12`` -> ``\\frac{1}{2}``, ``a/b`` checked
+by ``int()`` round trips, unit lists), and its behaviour has changed between
+lighteval releases; lighteval's own math tasks have since moved to the
+math-verify based extractive match. None of that is regex-level, so a faithful
+expression port is not possible without a per-row Python fallback.
+
+>>> import polars as pl
+>>> pl.select(helm_normalize(pl.lit("The Cat-Food, 1.5 kg!"))).item()
+'cat food 15.0 kg'
+"""
+
+from __future__ import annotations
+
+import string
+from functools import cache
+
+import polars as pl
+
+from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe.normalize._python_text import (
+    _all_characters,
+    _as_class,
+    lower,
+    replace_words,
+    split_join,
+)
+
+__all__ = ["gsm8k_normalize", "helm_normalize"]
+
+#: A token of ASCII digits whose value has at most 15 significant digits: Python's
+#: ``str(float(token))`` is then the digits without leading zeros followed by ``.0``.
+_PLAIN_INTEGER = r"^0*([0-9]{1,15})$"
+
+
+@cache
+def _punctuation_class() -> str:
+    """``set(string.punctuation)``: the 32 ASCII punctuation characters."""
+    return _as_class(string.punctuation)
+
+
+@cache
+def _number_like_class() -> str:
+    """Characters Python's ``float()`` reads as digits (``str.isdecimal``, any script)."""
+    return _as_class(ch for ch in _all_characters() if ch.isdecimal())
+
+
+def _python_float_text(token: str) -> str:
+    try:
+        return str(float(token))
+    except ValueError:
+        return token
+
+
+def _homogenize_numbers(series: pl.Series) -> pl.Series:
+    """lighteval's ``homogeneize_numbers`` on every space-separated token of each row.
+
+    A token Python's ``float()`` accepts becomes ``str(float(token))`` (``"007"`` ->
+    ``"7.0"``, ``"1e3"`` -> ``"1000.0"``, ``"infinity"`` -> ``"inf"``). Plain integers
+    of up to 15 significant digits are rewritten by an expression; the rare other
+    candidates (exponents, non-ASCII digits, longer numbers, ``inf``/``nan``, tokens
+    with whitespace other than a space) are converted once per distinct token.
+    """
+    tokens = series.str.split(" ")
+    flat = tokens.explode()
+    plain = flat.str.contains(_PLAIN_INTEGER)
+    candidate = (
+        flat.str.contains(_number_like_class())
+        | flat.str.contains("inf", literal=True)
+        | flat.str.contains("nan", literal=True)
+    )
+    rare = flat.filter(candidate.fill_null(False) & ~plain.fill_null(False)).unique()
+    old: list[str] = []
+    new: list[str] = []
+    for token in rare.to_list():  # distinct rare tokens, not rows
+        converted = _python_float_text(token)
+        if converted != token:
+            old.append(token)
+            new.append(converted)
+    element = pl.element()
+    other = element.replace(old, new) if old else element
+    rewritten = (
+        pl.when(element.str.contains(_PLAIN_INTEGER))
+        .then(element.str.extract(_PLAIN_INTEGER, 1) + ".0")
+        .otherwise(other)
+    )
+    return tokens.list.eval(rewritten).list.join(" ")
+
+
+def helm_normalize(expr: IntoExpr) -> pl.Expr:
+    """lighteval's ``helm_normalizer`` (HELM/QuAC): the text behind quasi exact match.
+
+    Reproduces ``lighteval.metrics.normalizations.helm_normalizer`` exactly: the
+    text is split on single spaces and hyphens; each token is lower-cased
+    (Python's ``str.lower``), stripped of ASCII punctuation, turned into
+    ``str(float(token))`` when Python can read it as a number, stripped of the
+    English articles ``a``/``an``/``the`` (``re.sub(r"\\b(a|an|the)\\b", " ", ...)``)
+    and whitespace-collapsed; empty tokens are dropped and the rest joined by one space.
+
+    Edge rules: null -> null; ``""`` -> ``""``; text of only punctuation or articles
+    -> ``""``. Numbers are compared as Python floats after punctuation removal, so
+    ``"1.5"`` becomes ``"15.0"`` (the dot is punctuation), ``"007"`` -> ``"7.0"``,
+    ``"1e3"`` -> ``"1000.0"``, ``"Infinity"`` -> ``"inf"``, and digits of any script
+    count (``"١٢"`` -> ``"12.0"``). Lower-casing, ``\\b`` and whitespace follow the running
+    Python's Unicode tables.
+
+    Parameters
+    ----------
+    expr
+        A string column name or expression.
+
+    Returns
+    -------
+    pl.Expr
+        The normalised text (``String``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"text": ["The Eiffel-Tower!", "An answer: 007", None]})
+    >>> df.with_columns(helm_normalize("text").alias("helm"))
+    shape: (3, 2)
+    ┌───────────────────┬──────────────┐
+    │ text              ┆ helm         │
+    │ ---               ┆ ---          │
+    │ str               ┆ str          │
+    ╞═══════════════════╪══════════════╡
+    │ The Eiffel-Tower! ┆ eiffel tower │
+    │ An answer: 007    ┆ answer 7.0   │
+    │ null              ┆ null         │
+    └───────────────────┴──────────────┘
+    """
+    text = lower(parse_into_expr(expr))
+    text = text.str.replace_all("-", " ", literal=True)
+    text = text.str.replace_all(_punctuation_class(), "")
+    text = text.map_batches(_homogenize_numbers, return_dtype=pl.String, is_elementwise=True)
+    text = replace_words(text, ("a", "an", "the"))
+    return split_join(text)
+
+
+def gsm8k_normalize(expr: IntoExpr) -> pl.Expr:
+    """lighteval's ``gsm8k_normalizer``: the answer after ``#### ``, commas removed.
+
+    Reproduces ``lighteval.metrics.normalizations.gsm8k_normalizer`` (from OpenAI's
+    grade-school-math): the first match of ``#### (\\-?[0-9\\.\\,]+)`` anywhere in the
+    text, with its commas removed; ``"[invalid]"`` when there is none.
+
+    Edge rules: null -> null; ``""`` and text without ``#### <number>`` ->
+    ``"[invalid]"``; only ASCII digits count; the first ``####`` answer wins; dots are
+    kept as they are (``"#### 1,000.50"`` -> ``"1000.50"``, ``"#### ..."`` -> ``"..."``).
+
+    Parameters
+    ----------
+    expr
+        A string column name or expression.
+
+    Returns
+    -------
+    pl.Expr
+        The extracted answer (``String``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"text": ["so #### 1,234", "no answer", None]})
+    >>> df.with_columns(gsm8k_normalize("text").alias("answer"))
+    shape: (3, 2)
+    ┌───────────────┬───────────┐
+    │ text          ┆ answer    │
+    │ ---           ┆ ---       │
+    │ str           ┆ str       │
+    ╞═══════════════╪═══════════╡
+    │ so #### 1,234 ┆ 1234      │
+    │ no answer     ┆ [invalid] │
+    │ null          ┆ null      │
+    └───────────────┴───────────┘
+    """
+    text = parse_into_expr(expr)
+    found = text.str.extract(r"#### (-?[0-9.,]+)", 1).str.replace_all(",", "", literal=True)
+    return pl.when(text.is_null()).then(None).otherwise(found.fill_null("[invalid]"))
