@@ -91,6 +91,8 @@ CLASSIFIED: dict[str, tuple[str, str]] = {
     "suffix_exact_match": ("suffix_exact_match", "text"),
     "suffix_quasi_exact_match": ("suffix_quasi_exact_match", "text"),
     "f1_score": ("f1_score", "text"),
+    "f1_score_quasi": ("f1_score_quasi", "text"),
+    "quasi_exact_match_gsm8k": ("quasi_exact_match_gsm8k", "text"),
 }
 
 NULL_ROW = 3

@@ -1,3 +1,697 @@
-"""(in progress)"""
+"""Metrics over several generations per prompt: maj@k, avg@k, G-pass@k_τ and mG-pass@k.
 
-__all__: list[str] = []
+Each row holds the ``k`` (or more) generations a model sampled for one prompt as a
+``list[str]`` ``prediction`` and the reference as a ``str`` (or ``list[str]`` of
+alternatives) ``gold``. A generation is *correct* when, after the chosen
+normaliser, it equals the gold (or any of the alternatives) exactly:
+
+- ``normalizer="none"``: the strings as they are (lighteval's default);
+- ``"strip"``: Python's ``str.strip()`` on both sides (lighteval's ``strip_strings``);
+- ``"squad"``: :func:`evalframe.normalize.squad_normalize` on both sides;
+- ``"helm"``: :func:`evalframe.normalize.helm_normalize` on both sides.
+
+The definitions follow lighteval's sampling metrics (``MajAtK``, ``AvgAtK`` and
+``GPassAtK`` in ``lighteval/metrics/metrics_sample.py``): maj@k compares the most
+frequent of the first ``k`` normalised generations with the gold, avg@k is the mean
+correctness of the first ``k`` generations, and G-pass@k_τ is the probability that at
+least ``m = max(ceil(k·τ), 1)`` of ``k`` generations drawn without replacement from
+the ``n`` generated are correct (a hypergeometric tail, ``scipy.stats.hypergeom.sf``);
+mG-pass@k averages it over the thresholds above 0.5.
+
+Everything is vectorised across rows and generations: list expressions and one
+flattened pass over every generation of the column, never a Python loop over rows.
+The hypergeometric tail runs as one batched scipy call over whole columns.
+
+>>> import polars as pl
+>>> from evalframe.metrics import maj_at_k, avg_at_k
+>>> df = pl.DataFrame({"gens": [["4", "5", "4"], ["4", "5", "5"], None], "gold": ["4", "4", "4"]})
+>>> df.with_columns(maj_at_k("gens", "gold", k=3).alias("maj@3"),
+...                 avg_at_k("gens", "gold", k=3).alias("avg@3"))
+shape: (3, 4)
+┌─────────────────┬──────┬───────┬──────────┐
+│ gens            ┆ gold ┆ maj@3 ┆ avg@3    │
+│ ---             ┆ ---  ┆ ---   ┆ ---      │
+│ list[str]       ┆ str  ┆ f64   ┆ f64      │
+╞═════════════════╪══════╪═══════╪══════════╡
+│ ["4", "5", "4"] ┆ 4    ┆ 1.0   ┆ 0.666667 │
+│ ["4", "5", "5"] ┆ 4    ┆ 0.0   ┆ 0.333333 │
+│ null            ┆ 4    ┆ null  ┆ null     │
+└─────────────────┴──────┴───────┴──────────┘
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from evalframe._expr import IntoExpr, RowCheck, elementwise, guard, parse_into_expr
+from evalframe.errors import EvalframeError
+from evalframe.metrics.registry import Reference, register
+from evalframe.schema import LIST_STR, STR
+
+__all__ = ["avg_at_k", "g_pass_at_k", "maj_at_k", "mg_pass_at_k"]
+
+Normalizer = Literal["none", "strip", "squad", "helm"]
+NORMALIZERS: tuple[str, ...] = ("none", "strip", "squad", "helm")
+
+#: The lighteval revision whose ``metrics_sample.py`` (and unit-test fixtures) these match.
+LIGHTEVAL_PACKAGE = "lighteval"
+LIGHTEVAL_VERSION = "main@52f8cf6"
+
+#: Role dtypes of the generation-based role set.
+GENERATION_DTYPES = {"prediction": (LIST_STR,), "gold": (STR, LIST_STR)}
+
+
+# --------------------------------------------------------------------------------------
+# Shared building blocks (also used by evalframe.metrics.pass_at_k)
+# --------------------------------------------------------------------------------------
+
+
+def check_k(metric: str, k: object) -> int:
+    """``k`` must be an integer >= 1 (it is a parameter of the metric, not a column)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise EvalframeError(f"metric {metric!r}: k={k!r} is invalid; expected an integer >= 1")
+    return int(k)
+
+
+def normalizer_function(metric: str, normalizer: str) -> Callable[[pl.Expr], pl.Expr] | None:
+    """The text normaliser named ``normalizer`` (``None`` for ``"none"``), imported lazily."""
+    if normalizer == "none":
+        return None
+    if normalizer == "strip":
+        from evalframe.normalize._python_text import whitespace_characters
+
+        characters = whitespace_characters()
+        return lambda expr: expr.str.strip_chars(characters)
+    if normalizer == "squad":
+        from evalframe.normalize.squad import squad_normalize
+
+        return squad_normalize
+    if normalizer == "helm":
+        from evalframe.normalize.helm import helm_normalize
+
+        return helm_normalize
+    raise EvalframeError(
+        f"metric {metric!r}: normalizer={normalizer!r} is unknown; expected one of "
+        f"{', '.join(repr(name) for name in NORMALIZERS)}"
+    )
+
+
+def _normalized_list(values: pl.Expr, normalize: Callable[[pl.Expr], pl.Expr] | None) -> pl.Expr:
+    if normalize is None:
+        return values
+    return values.list.eval(normalize(pl.element()))
+
+
+def _has_null_element(values: pl.Expr) -> pl.Expr:
+    return values.list.eval(pl.element().is_null()).list.any()
+
+
+def gold_alternatives(gold: IntoExpr) -> pl.Expr:
+    """A ``str`` or ``list[str]`` gold as ``list[str]`` (a string becomes a one-item list)."""
+    return pl.concat_list([parse_into_expr(gold)])
+
+
+def count_matches(generations: pl.Expr, golds: pl.Expr) -> pl.Expr:
+    """Per row, how many generations equal one of the row's golds (both ``list[str]``).
+
+    All generations of the column are flattened into one column, each is looked up in
+    its own row's gold list (a row-wise ``list.contains``), and the hits are summed back
+    per row through a cumulative sum read at each row's end offset.
+    """
+    lengths = generations.list.len().fill_null(0).cast(pl.Int64)
+    flat = generations.explode(empty_as_null=False, keep_nulls=False)
+    row = pl.int_range(pl.len(), dtype=pl.Int64).repeat_by(lengths)
+    row = row.explode(empty_as_null=False, keep_nulls=False)
+    hits = golds.gather(row).list.contains(flat).fill_null(False).cast(pl.Int64)
+    running = pl.lit(0, dtype=pl.Int64).append(hits.cum_sum())
+    ends = lengths.cum_sum()
+    return running.gather(ends) - running.gather(ends - lengths)
+
+
+def generation_counts(
+    metric: str,
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    normalizer: str,
+    *,
+    first: int | None = None,
+) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """``(n, c, usable, empty_gold)`` from generations and gold.
+
+    ``n`` is the number of generations (all of them, or ``min(first, len)``), ``c`` how
+    many are correct; ``usable`` is false where the score must be null (a null
+    prediction or gold, or a null element among the used generations or the golds);
+    ``empty_gold`` flags an empty gold list (an error).
+    """
+    normalize = normalizer_function(metric, normalizer)
+    generations = parse_into_expr(prediction)
+    if first is not None:
+        generations = generations.list.head(first)
+    golds = gold_alternatives(gold)
+    usable = ~_has_null_element(generations) & ~_has_null_element(golds)
+    n = generations.list.len().cast(pl.Int64)
+    c = count_matches(_normalized_list(generations, normalize), _normalized_list(golds, normalize))
+    empty_gold = golds.list.len() == 0
+    return n, c, usable, empty_gold
+
+
+def empty_gold_check(empty_gold: pl.Expr) -> RowCheck:
+    return RowCheck(
+        invalid=empty_gold,
+        what="an empty gold list",
+        expected="at least one gold string per row (a null gold gives a null score)",
+    )
+
+
+def too_few_check(n: pl.Expr, k: int, what: str = "generations") -> RowCheck:
+    return RowCheck(
+        invalid=n < k,
+        what=f"fewer than k={k} {what}",
+        expected=f"at least k={k} {what} per row (k <= n)",
+        show=(("n", n),),
+    )
+
+
+def count_checks(n: pl.Expr, c: pl.Expr, k: int) -> list[RowCheck]:
+    """The checks every (n, c, k) metric applies: n, c >= 0, c <= n, k <= n."""
+    shown = (("n", n), ("c", c))
+    return [
+        RowCheck(n < 0, "a negative n", "n >= 0", shown),
+        RowCheck(c < 0, "a negative c", "c >= 0", shown),
+        RowCheck(c > n, "c > n (more passed than drawn)", "0 <= c <= n", shown),
+        RowCheck(n < k, f"k={k} > n", f"n >= k={k} (k samples cannot be drawn from n)", shown),
+    ]
+
+
+def counts_from_roles(
+    metric: str,
+    *,
+    n: IntoExpr | None,
+    c: IntoExpr | None,
+    passed: IntoExpr | None,
+    prediction: IntoExpr | None,
+    gold: IntoExpr | None,
+    normalizer: str,
+    first: int | None = None,
+) -> tuple[pl.Expr, pl.Expr, pl.Expr | None, list[RowCheck]]:
+    """``(n, c, usable, extra checks)`` from whichever role set was given.
+
+    ``usable`` is ``None`` when plain null propagation suffices (the ``n``, ``c`` roles).
+    """
+    given = {
+        "(n, c)": n is not None or c is not None,
+        "passed": passed is not None,
+        "(prediction, gold)": prediction is not None or gold is not None,
+    }
+    chosen = [name for name, present in given.items() if present]
+    if len(chosen) != 1:
+        raise EvalframeError(
+            f"metric {metric!r}: pass exactly one of (n, c), passed, or (prediction, gold); "
+            f"got {', '.join(chosen) if chosen else 'none'}"
+        )
+    if given["(n, c)"]:
+        if n is None or c is None:
+            raise EvalframeError(f"metric {metric!r}: n and c must be given together")
+        return (
+            parse_into_expr(n).cast(pl.Int64),
+            parse_into_expr(c).cast(pl.Int64),
+            None,
+            [],
+        )
+    if given["passed"]:
+        flags = parse_into_expr(passed)
+        if first is not None:
+            flags = flags.list.head(first)
+        count = flags.list.len().cast(pl.Int64)
+        hits = flags.list.sum().cast(pl.Int64)
+        return count, hits, ~_has_null_element(flags), []
+    if prediction is None or gold is None:
+        raise EvalframeError(f"metric {metric!r}: prediction and gold must be given together")
+    count, hits, usable, empty_gold = generation_counts(
+        metric, prediction, gold, normalizer, first=first
+    )
+    return count, hits, usable, [empty_gold_check(empty_gold)]
+
+
+def _null_unless(usable: pl.Expr | None, value: pl.Expr) -> pl.Expr:
+    if usable is None:
+        return value
+    return pl.when(usable).then(value)
+
+
+# --------------------------------------------------------------------------------------
+# maj@k
+# --------------------------------------------------------------------------------------
+
+
+def maj_at_k(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    k: int,
+    normalizer: Normalizer = "none",
+) -> pl.Expr:
+    """maj@k: 1.0 when the most frequent of the first ``k`` generations is correct.
+
+    Matches lighteval's ``MajAtK`` (``MajAtN`` in later releases): each of the first
+    ``k`` generations is normalised, the most frequent normalised answer is taken and
+    compared with the normalised gold by exact string equality.
+
+    Parameters
+    ----------
+    prediction
+        ``list[str]`` column (name or expression): the generations, in sampling order.
+    gold
+        ``str`` column, or ``list[str]`` of alternatives (correct if any matches).
+    k
+        How many generations vote (the first ``k``).
+    normalizer
+        ``"none"`` (lighteval's default), ``"strip"``, ``"squad"`` or ``"helm"``; applied
+        to the generations before voting and to the gold.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64``: 1.0 or 0.0 per row.
+
+    Notes
+    -----
+    Ties: among answers with the same highest count, the one that occurs first among
+    the generations wins (lighteval's ``max(answers, key=answers.count)``, which equals
+    ``Counter(answers).most_common(1)``). Fewer than ``k`` generations raise
+    :class:`~evalframe.EvalframeError`; a null prediction or gold, or a null among the
+    first ``k`` generations or the golds, gives null; an empty gold list raises.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({
+    ...     "gens": [["Paris", "Paris", "London"], ["Paris", "London", "Berlin"],
+    ...              [" Rome", "Rome ", "Oslo"], None],
+    ...     "gold": ["Paris", "Paris", "Rome", "Paris"],
+    ... })
+    >>> df.with_columns(maj_at_k("gens", "gold", k=3).alias("maj@3"),
+    ...                 maj_at_k("gens", "gold", k=3, normalizer="strip").alias("stripped"))
+    shape: (4, 4)
+    ┌───────────────────────────────┬───────┬───────┬──────────┐
+    │ gens                          ┆ gold  ┆ maj@3 ┆ stripped │
+    │ ---                           ┆ ---   ┆ ---   ┆ ---      │
+    │ list[str]                     ┆ str   ┆ f64   ┆ f64      │
+    ╞═══════════════════════════════╪═══════╪═══════╪══════════╡
+    │ ["Paris", "Paris", "London"]  ┆ Paris ┆ 1.0   ┆ 1.0      │
+    │ ["Paris", "London", "Berlin"] ┆ Paris ┆ 1.0   ┆ 1.0      │
+    │ [" Rome", "Rome ", "Oslo"]    ┆ Rome  ┆ 0.0   ┆ 1.0      │
+    │ null                          ┆ Paris ┆ null  ┆ null     │
+    └───────────────────────────────┴───────┴───────┴──────────┘
+    """
+    metric = f"maj@{k}"
+    k = check_k(metric, k)
+    normalize = normalizer_function(metric, normalizer)
+    generations = parse_into_expr(prediction).list.head(k)
+    golds = gold_alternatives(gold)
+    usable = ~_has_null_element(generations) & ~_has_null_element(golds)
+    voted = _normalized_list(generations, normalize)
+    element = pl.element()
+    majority = voted.list.eval(
+        element.unique(maintain_order=True).gather(element.unique_counts().arg_max())
+    ).list.first()
+    correct = _normalized_list(golds, normalize).list.contains(majority).cast(pl.Float64)
+    n = generations.list.len()
+    checks = [too_few_check(n, k), empty_gold_check(golds.list.len() == 0)]
+    return guard(metric, _null_unless(usable, correct), checks)
+
+
+# --------------------------------------------------------------------------------------
+# avg@k
+# --------------------------------------------------------------------------------------
+
+
+def avg_at_k(
+    prediction: IntoExpr | None = None,
+    gold: IntoExpr | None = None,
+    *,
+    k: int,
+    passed: IntoExpr | None = None,
+    normalizer: Normalizer = "none",
+) -> pl.Expr:
+    """avg@k: the mean correctness of the first ``k`` generations.
+
+    Matches lighteval's ``AvgAtK`` (``AvgAtN`` in later releases).
+
+    Parameters
+    ----------
+    prediction
+        ``list[str]`` column of generations, in sampling order (with ``gold``).
+    gold
+        ``str`` column, or ``list[str]`` of alternatives (correct if any matches).
+    k
+        How many generations count (the first ``k``).
+    passed
+        Instead of ``prediction``/``gold``: a ``list[bool]`` column of per-generation
+        correctness.
+    normalizer
+        ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"``, applied to both sides.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` in [0, 1]: (number correct among the first ``k``) / ``k``.
+
+    Notes
+    -----
+    Fewer than ``k`` generations raise :class:`~evalframe.EvalframeError` (lighteval
+    fails with an ``IndexError``). Null prediction/gold/passed, or a null among the first
+    ``k`` generations (or flags) or among the golds, gives null; an empty gold list raises.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"gens": [["Paris", "London", "Paris"], ["x", "y", "z"], None],
+    ...                    "gold": [["Paris", "paris"], ["y"], ["x"]]})
+    >>> df.with_columns(avg_at_k("gens", "gold", k=2).alias("avg@2"))
+    shape: (3, 3)
+    ┌──────────────────────────────┬────────────────────┬───────┐
+    │ gens                         ┆ gold               ┆ avg@2 │
+    │ ---                          ┆ ---                ┆ ---   │
+    │ list[str]                    ┆ list[str]          ┆ f64   │
+    ╞══════════════════════════════╪════════════════════╪═══════╡
+    │ ["Paris", "London", "Paris"] ┆ ["Paris", "paris"] ┆ 0.5   │
+    │ ["x", "y", "z"]              ┆ ["y"]              ┆ 0.5   │
+    │ null                         ┆ ["x"]              ┆ null  │
+    └──────────────────────────────┴────────────────────┴───────┘
+    """
+    metric = f"avg@{k}"
+    k = check_k(metric, k)
+    n, c, usable, checks = counts_from_roles(
+        metric, n=None, c=None, passed=passed, prediction=prediction, gold=gold,
+        normalizer=normalizer, first=k,
+    )
+    value = c.cast(pl.Float64) / float(k)
+    checks = [too_few_check(n, k), *checks]
+    return guard(metric, _null_unless(usable, value), checks)
+
+
+# --------------------------------------------------------------------------------------
+# G-pass@k_τ and mG-pass@k
+# --------------------------------------------------------------------------------------
+
+
+def threshold_count(k: int, tau: float) -> int:
+    """``m = max(ceil(k·τ), 1)``, in float64 as lighteval computes it."""
+    return max(math.ceil(float(k) * float(tau)), 1)
+
+
+def _hypergeometric_tails(n: pl.Expr, c: pl.Expr, k: int, ms: tuple[int, ...]) -> pl.Expr:
+    """Σ over ``m`` in ``ms`` of P(X >= m), X ~ Hypergeom(n, c, k), for whole columns.
+
+    lighteval's ``_compute_g_pass_at_k``: 0.0 when ``m > min(c, k)``, otherwise
+    ``scipy.stats.hypergeom.sf(m - 1, n, c, k)``; the terms are added in order.
+    Invalid rows (negative, c > n, k > n) are left NaN here and rejected by the guard.
+    """
+
+    def kernel(series: list[pl.Series]) -> pl.Series:
+        from scipy.stats import hypergeom
+
+        total_n = series[0].cast(pl.Float64).to_numpy()
+        correct = series[1].cast(pl.Float64).to_numpy()
+        valid = (
+            np.isfinite(total_n) & np.isfinite(correct)
+            & (correct >= 0) & (correct <= total_n) & (total_n >= k)
+        )
+        out = np.full(total_n.shape, np.nan)
+        nv, cv = total_n[valid], correct[valid]
+        acc = np.zeros(nv.shape)
+        for m in ms:
+            tail = hypergeom.sf(m - 1, nv, cv, k)
+            acc = acc + np.where(m > np.minimum(cv, k), 0.0, tail)
+        out[valid] = acc
+        return pl.Series(out, dtype=pl.Float64, nan_to_null=True)
+
+    return elementwise([n, c], kernel, pl.Float64)
+
+
+def _check_tau(metric: str, tau: object) -> float:
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0.0 <= tau <= 1.0:
+        raise EvalframeError(f"metric {metric!r}: tau={tau!r} is invalid; expected 0 <= tau <= 1")
+    return float(tau)
+
+
+def g_pass_at_k(
+    n: IntoExpr | None = None,
+    c: IntoExpr | None = None,
+    *,
+    k: int,
+    tau: float,
+    passed: IntoExpr | None = None,
+    prediction: IntoExpr | None = None,
+    gold: IntoExpr | None = None,
+    normalizer: Normalizer = "none",
+) -> pl.Expr:
+    """G-pass@k_τ: the chance that at least ``ceil(k·τ)`` of ``k`` draws are correct.
+
+    Matches lighteval's ``GPassAtK`` output ``g-pass@{k}_{tau}`` (Liu et al., 2024,
+    http://arxiv.org/abs/2412.13147): with ``m = max(ceil(k·τ), 1)``, the score is
+    ``P(X >= m)`` for ``X ~ Hypergeom(n, c, k)`` (``k`` of the ``n`` generations drawn
+    without replacement, ``c`` of them correct), i.e.
+    ``scipy.stats.hypergeom.sf(m - 1, n, c, k)``, and 0.0 when ``m > min(c, k)``.
+
+    Parameters
+    ----------
+    n, c
+        Integer columns: generations drawn and how many were correct.
+    k
+        Generations per attempt.
+    tau
+        Threshold in [0, 1]; ``tau=0`` is the same as pass@k (``m = 1``).
+    passed
+        Instead of ``n``/``c``: ``list[bool]`` per-generation correctness.
+    prediction, gold
+        Instead of ``n``/``c``: ``list[str]`` generations and a ``str`` (or ``list[str]``
+        alternatives) gold; ``n`` is the number of generations, ``c`` how many match.
+    normalizer
+        ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"`` (generations only).
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` in [0, 1].
+
+    Notes
+    -----
+    ``ceil(k·τ)`` is computed in float64 as lighteval does, so ``k=25, tau=0.28`` gives
+    ``m = 8`` (``25 * 0.28 == 7.000000000000001``). Invalid rows (negative ``n`` or ``c``,
+    ``c > n``, ``k > n``) raise :class:`~evalframe.EvalframeError`; lighteval returns 0.0
+    for ``k > n``. Nulls (or a null flag, generation or gold alternative) give null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"n": [8, 5, None], "c": [4, 4, 2]})
+    >>> df.with_columns(g_pass_at_k("n", "c", k=5, tau=0.5).alias("g-pass@5_0.5"),
+    ...                 g_pass_at_k("n", "c", k=4, tau=1.0).alias("g-pass@4_1.0"))
+    shape: (3, 4)
+    ┌──────┬─────┬──────────────┬──────────────┐
+    │ n    ┆ c   ┆ g-pass@5_0.5 ┆ g-pass@4_1.0 │
+    │ ---  ┆ --- ┆ ---          ┆ ---          │
+    │ i64  ┆ i64 ┆ f64          ┆ f64          │
+    ╞══════╪═════╪══════════════╪══════════════╡
+    │ 8    ┆ 4   ┆ 0.5          ┆ 0.014286     │
+    │ 5    ┆ 4   ┆ 1.0          ┆ 0.2          │
+    │ null ┆ 2   ┆ null         ┆ null         │
+    └──────┴─────┴──────────────┴──────────────┘
+    """
+    metric = f"g-pass@{k}_{tau}"
+    k = check_k(metric, k)
+    tau = _check_tau(metric, tau)
+    total, correct, usable, checks = counts_from_roles(
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer
+    )
+    value = _hypergeometric_tails(total, correct, k, (threshold_count(k, tau),))
+    checks = [*count_checks(total, correct, k), *checks]
+    return guard(metric, _null_unless(usable, value), checks)
+
+
+def mg_pass_at_k(
+    n: IntoExpr | None = None,
+    c: IntoExpr | None = None,
+    *,
+    k: int,
+    passed: IntoExpr | None = None,
+    prediction: IntoExpr | None = None,
+    gold: IntoExpr | None = None,
+    normalizer: Normalizer = "none",
+) -> pl.Expr:
+    """mG-pass@k: G-pass@k averaged over the thresholds above one half.
+
+    Matches lighteval's ``GPassAtK`` output ``mg-pass@{k}``:
+    ``(2/k) · Σ_{i = ceil(k/2)+1}^{k} P(X >= i)`` with ``X ~ Hypergeom(n, c, k)``, an
+    estimate of ``2∫_{0.5}^{1} G-pass@k_τ dτ``. mG-pass@1 is 0.0 by construction (the
+    sum is empty).
+
+    Parameters
+    ----------
+    n, c
+        Integer columns: generations drawn and how many were correct.
+    k
+        Generations per attempt.
+    passed
+        Instead of ``n``/``c``: ``list[bool]`` per-generation correctness.
+    prediction, gold
+        Instead of ``n``/``c``: ``list[str]`` generations and a ``str`` (or ``list[str]``)
+        gold.
+    normalizer
+        ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"``.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` in [0, 1].
+
+    Notes
+    -----
+    Same validity and null rules as :func:`g_pass_at_k`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"n": [8, 4, None], "c": [4, 3, 2]})
+    >>> df.with_columns(mg_pass_at_k("n", "c", k=4).alias("mg-pass@4"))
+    shape: (3, 3)
+    ┌──────┬─────┬───────────┐
+    │ n    ┆ c   ┆ mg-pass@4 │
+    │ ---  ┆ --- ┆ ---       │
+    │ i64  ┆ i64 ┆ f64       │
+    ╞══════╪═════╪═══════════╡
+    │ 8    ┆ 4   ┆ 0.128571  │
+    │ 4    ┆ 3   ┆ 0.5       │
+    │ null ┆ 2   ┆ null      │
+    └──────┴─────┴───────────┘
+    """
+    metric = f"mg-pass@{k}"
+    k = check_k(metric, k)
+    total, correct, usable, checks = counts_from_roles(
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer
+    )
+    low = math.ceil(k * 0.5)
+    tails = _hypergeometric_tails(total, correct, k, tuple(range(low + 1, k + 1)))
+    value = 2.0 * tails / float(k)
+    checks = [*count_checks(total, correct, k), *checks]
+    return guard(metric, _null_unless(usable, value), checks)
+
+
+# --------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------
+
+_CORRECTNESS_RULE = (
+    "a generation is correct when, after the normaliser (default none: exact string "
+    "equality), it equals the gold or any gold alternative of a list[str] gold"
+)
+_GOLD_RULE = (
+    "a null prediction or gold, or a null element among the used generations or the gold "
+    "alternatives, gives a null score; an empty gold list raises EvalframeError"
+)
+_FIRST_GOLD_DIVERGENCE = (
+    "lighteval compares each generation with the first gold only (doc.get_golds()[0]) and "
+    "its maj/pass/G-pass raise for several golds; evalframe accepts a list[str] gold as "
+    "alternatives, any of which may match. Case: gold ['London', 'Paris'], generation "
+    "'Paris' is correct here, wrong in lighteval's AvgAtK"
+)
+_NULL_DIVERGENCE = (
+    "lighteval turns a None generation into '' (SamplingMetric.preprocess); evalframe "
+    "scores the row null"
+)
+
+register(
+    "maj@{k}",
+    roles=("prediction", "gold"),
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": int},
+    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
+                        "lighteval.metrics.metrics_sample.MajAtK (MajAtN)"),
+    description="Majority vote of the first k generations compared with the gold (exact match).",
+    edge_rules=(
+        _CORRECTNESS_RULE,
+        "the vote is taken over the normalised first k generations; ties go to the answer "
+        "that occurs first (lighteval's max(answers, key=answers.count))",
+        "fewer than k generations raise EvalframeError",
+        _GOLD_RULE,
+    ),
+    divergences=(
+        _FIRST_GOLD_DIVERGENCE,
+        _NULL_DIVERGENCE,
+        "lighteval's MajAtK votes over however many generations there are when fewer than "
+        "k; evalframe raises (k > n)",
+    ),
+    function=maj_at_k,
+)
+
+register(
+    "avg@{k}",
+    roles=(("passed",), ("prediction", "gold")),
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": int},
+    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
+                        "lighteval.metrics.metrics_sample.AvgAtK (AvgAtN)"),
+    description="Mean correctness of the first k generations.",
+    edge_rules=(
+        _CORRECTNESS_RULE,
+        "from passed (list[bool]): the mean of the first k flags",
+        "fewer than k generations raise EvalframeError (lighteval: IndexError)",
+        _GOLD_RULE,
+    ),
+    divergences=(
+        _FIRST_GOLD_DIVERGENCE,
+        _NULL_DIVERGENCE,
+        "lighteval's AvgAtK ignores its strip_strings/normalize options (it scores the raw "
+        "texts); evalframe applies the chosen normaliser to both sides",
+    ),
+    function=avg_at_k,
+)
+
+_COUNT_ROLES = (("n", "c"), ("passed",), ("prediction", "gold"))
+_GPASS_RULES = (
+    "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
+    "prediction (list[str]) and gold: n = number of generations, c = number correct",
+    _CORRECTNESS_RULE,
+    "n < 0, c < 0, c > n or k > n raise EvalframeError with the count of rows",
+    "m = max(ceil(k*tau), 1) in float64, as lighteval (k=25, tau=0.28 gives m=8, not 7)",
+    "large n: scipy.stats.hypergeom.sf, exact to double precision",
+    _GOLD_RULE,
+)
+_GPASS_DIVERGENCES = (
+    "lighteval returns 0.0 for k > n (and for n <= 0); evalframe raises EvalframeError",
+    _FIRST_GOLD_DIVERGENCE,
+    _NULL_DIVERGENCE,
+)
+
+register(
+    "g-pass@{k}_{tau}",
+    roles=_COUNT_ROLES,
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": int, "tau": float},
+    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
+                        "lighteval.metrics.metrics_sample.GPassAtK (g-pass@k_tau)"),
+    description="G-Pass@k_tau: probability that at least ceil(k*tau) of k draws are correct.",
+    edge_rules=_GPASS_RULES,
+    divergences=_GPASS_DIVERGENCES,
+    function=g_pass_at_k,
+)
+
+register(
+    "mg-pass@{k}",
+    roles=_COUNT_ROLES,
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": int},
+    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
+                        "lighteval.metrics.metrics_sample.GPassAtK (mg-pass@k)"),
+    description="Mean G-Pass@k over the thresholds above 0.5 (lighteval mG-Pass@k).",
+    edge_rules=(*_GPASS_RULES, "mg-pass@1 is 0.0 (an empty sum), as in lighteval"),
+    divergences=_GPASS_DIVERGENCES,
+    function=mg_pass_at_k,
+)

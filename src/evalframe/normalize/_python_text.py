@@ -96,12 +96,24 @@ def _lowercase_disagreement_class() -> str:
 def _python_lower_rows(series: pl.Series) -> pl.Series:
     """Lower-case with Python only the rows polars would lower-case differently."""
     lowered = series.str.to_lowercase()
-    needs_python = series.str.contains(_lowercase_disagreement_class()).fill_null(False)
-    rows = np.flatnonzero(needs_python.to_numpy())
+    # Every disagreeing character is outside ASCII: look for them only in the rows
+    # that have a multi-byte character (a cheap length comparison finds those).
+    non_ascii = np.flatnonzero((series.str.len_bytes() != series.str.len_chars()).fill_null(False))
+    if non_ascii.size == 0:
+        return lowered
+    needs_python = series.gather(non_ascii).str.contains(_lowercase_disagreement_class())
+    rows = non_ascii[needs_python.to_numpy()]
     if rows.size == 0:
         return lowered
     fixed = pl.Series([value.lower() for value in series.gather(rows).to_list()], dtype=pl.String)
     return lowered.scatter(rows, fixed)
+
+
+#: ``lower`` expressions already built, by the serialised input expression. Returning
+#: the same expression object for the same input lets polars' common-subexpression
+#: elimination share one lower-casing (and everything built on it) between metrics:
+#: it compares Python functions by identity.
+_LOWER_BUILT: dict[str, pl.Expr] = {}
 
 
 def lower(expr: pl.Expr) -> pl.Expr:
@@ -112,7 +124,18 @@ def lower(expr: pl.Expr) -> pl.Expr:
     """
     if not _lowercase_disagreements():
         return expr.str.to_lowercase()
-    return expr.map_batches(_python_lower_rows, return_dtype=pl.String, is_elementwise=True)
+    try:
+        key = expr.meta.serialize(format="json")
+    except Exception:  # an expression polars cannot serialise: build it afresh
+        key = None
+    built = _LOWER_BUILT.get(key) if key is not None else None
+    if built is None:
+        built = expr.map_batches(_python_lower_rows, return_dtype=pl.String, is_elementwise=True)
+        if key is not None:
+            if len(_LOWER_BUILT) >= 4096:
+                _LOWER_BUILT.clear()
+            _LOWER_BUILT[key] = built
+    return built
 
 
 def split_join(expr: pl.Expr) -> pl.Expr:

@@ -1,3 +1,182 @@
-"""(in progress)"""
+"""The SQuAD official script's answer normalisation, as polars expressions.
 
-__all__: list[str] = []
+``normalize_answer`` of the SQuAD 2.0 evaluation script (and of
+``transformers.data.metrics.squad_metrics``) applies, in this order:
+
+1. ``str.lower()``;
+2. removal of every character of ASCII ``string.punctuation``;
+3. ``re.sub(r"\\b(a|an|the)\\b", " ", text)`` with Python's Unicode ``\\b``;
+4. ``" ".join(text.split())``: runs of Python whitespace become one space, ends trimmed.
+
+:func:`squad_normalize` reproduces those four steps exactly (Python's own lower
+casing, word characters and whitespace, see :mod:`evalframe.normalize._python_text`);
+:func:`squad_tokens` is ``get_tokens``: the normalised text split on whitespace.
+
+>>> import polars as pl
+>>> df = pl.DataFrame({"answer": ["The  Eiffel-Tower!", "an apple a day", "  ", None]})
+>>> df.with_columns(
+...     squad_normalize("answer").alias("normalized"), squad_tokens("answer").alias("tokens")
+... )
+shape: (4, 3)
+┌────────────────────┬─────────────┬──────────────────┐
+│ answer             ┆ normalized  ┆ tokens           │
+│ ---                ┆ ---         ┆ ---              │
+│ str                ┆ str         ┆ list[str]        │
+╞════════════════════╪═════════════╪══════════════════╡
+│ The  Eiffel-Tower! ┆ eiffeltower ┆ ["eiffeltower"]  │
+│ an apple a day     ┆ apple day   ┆ ["apple", "day"] │
+│                    ┆             ┆ []               │
+│ null               ┆ null        ┆ null             │
+└────────────────────┴─────────────┴──────────────────┘
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import numpy as np
+import polars as pl
+
+from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe.normalize._python_text import (
+    _as_class,
+    lower,
+    replace_words,
+    whitespace_characters,
+)
+
+__all__ = ["squad_normalize", "squad_tokens"]
+
+#: The articles ``normalize_answer`` removes as whole words.
+ARTICLES = ("a", "an", "the")
+
+#: A regex class of ASCII ``string.punctuation`` (what ``remove_punc`` drops).
+PUNCTUATION_CLASS = "[" + "".join(re.escape(ch) for ch in string.punctuation) + "]"
+
+#: On ASCII text Python's ``\b`` and the regex crate's ASCII ``\b`` agree exactly.
+_ASCII_ARTICLES = r"(?-u:\b)(?:" + "|".join(ARTICLES) + r")(?-u:\b)"
+
+_EMPTY_TOKENS = pl.lit([], dtype=pl.List(pl.String))
+
+#: Built ``squad_normalize`` expressions by serialised input: the same expression
+#: object for the same input lets polars' common-subexpression elimination (which
+#: compares Python functions by identity) normalise a column once for several metrics.
+_BUILT: dict[str, pl.Expr] = {}
+
+
+def _irregular_whitespace() -> str:
+    """Runs of Python whitespace other than one single space (what ``split_join`` changes)."""
+    every = _as_class(whitespace_characters())
+    not_space = _as_class(ch for ch in whitespace_characters() if ch != " ")
+    return f"{every}*{not_space}{every}*| {{2,}}"
+
+
+def _exact_until_articles(text: pl.Expr) -> pl.Expr:
+    """Steps 1-3 with Python semantics for any text (slower: Unicode word classes)."""
+    text = lower(text).str.replace_all(PUNCTUATION_CLASS, "")
+    return replace_words(text, ARTICLES, " ")
+
+
+def _normalize_batch(series: pl.Series) -> pl.Series:
+    """``normalize_answer`` over a whole column.
+
+    ASCII rows (almost all, in practice) take a fast path that is exact for them:
+    ASCII lower-casing, and the regex crate's ASCII ``\b`` for the articles. The
+    other rows go through the Unicode-exact steps. Only runs of whitespace that are
+    not already a single space are rewritten, so most strings are left as they are.
+    """
+    series = series.cast(pl.String)
+    text = series.str.to_lowercase().str.replace_all(PUNCTUATION_CLASS, "")
+    text = text.str.replace_all(_ASCII_ARTICLES, " ")
+    multibyte = (series.str.len_bytes() != series.str.len_chars()).fill_null(False)
+    rows = np.flatnonzero(multibyte.to_numpy())
+    if rows.size:
+        exact = pl.select(_exact_until_articles(pl.lit(series.gather(rows)))).to_series()
+        text = text.scatter(rows, exact)
+    text = text.str.replace_all(_irregular_whitespace(), " ").str.strip_chars(" ")
+    return text.alias(series.name)
+
+
+def squad_normalize(expr: IntoExpr) -> pl.Expr:
+    """SQuAD's ``normalize_answer``: lower case, drop punctuation and articles, fix spaces.
+
+    Parameters
+    ----------
+    expr
+        A string column name or expression.
+
+    Returns
+    -------
+    pl.Expr
+        ``String``: the normalised text, null where the input is null. Words are
+        separated by exactly one space, with none at either end, so the result
+        is ``""`` exactly when the answer has no tokens.
+
+    Notes
+    -----
+    Reference: ``normalize_answer`` in the official SQuAD 2.0 evaluation script
+    (``transformers.data.metrics.squad_metrics.normalize_answer``). Every step
+    uses Python's semantics, not Rust's: ``str.lower`` (final sigma, ``İ``),
+    ``string.punctuation`` only (Unicode punctuation such as ``–`` or ``“`` stays
+    and is part of a word), ``\\b`` between a Python word character
+    (``str.isalnum()`` or ``_``) and anything else (a combining mark is not a
+    word character, so ``"a\\u0301"`` loses its ``a``; ``"a²"`` keeps it, ``²``
+    being numeric), and ``str.split()``'s whitespace (``\\x1c``-``\\x1f``,
+    ``\\x85``, ``\\u3000``... but not ``\\u200b``).
+
+    It runs as one batched kernel over the column. Calling it twice on the same
+    input returns the same expression, so metrics requested together in one
+    lazy ``with_columns`` normalise the column once.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(squad_normalize(pl.lit("A\\u3000Tale of the Σ…"))).item()
+    'tale of σ…'
+    """
+    expr = parse_into_expr(expr)
+    try:
+        key = expr.meta.serialize(format="json")
+    except Exception:  # an expression polars cannot serialise: build it afresh
+        key = None
+    built = _BUILT.get(key) if key is not None else None
+    if built is None:
+        built = expr.map_batches(_normalize_batch, return_dtype=pl.String, is_elementwise=True)
+        if key is not None:
+            if len(_BUILT) >= 4096:
+                _BUILT.clear()
+            _BUILT[key] = built
+    return built
+
+
+def squad_tokens(expr: IntoExpr) -> pl.Expr:
+    """SQuAD's ``get_tokens``: the words of :func:`squad_normalize` (``list[str]``).
+
+    Parameters
+    ----------
+    expr
+        A string column name or expression.
+
+    Returns
+    -------
+    pl.Expr
+        ``List(String)``: an empty list for text that normalises to ``""``
+        (empty, whitespace, punctuation or articles only), null for null input.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(squad_tokens(pl.lit("the the Cat's cat"))).item().to_list()
+    ['cats', 'cat']
+    """
+    return tokens_of_normalized(squad_normalize(expr))
+
+
+def tokens_of_normalized(normalized: pl.Expr) -> pl.Expr:
+    """Split text whose words are already separated by single spaces (``""`` -> ``[]``)."""
+    return (
+        pl.when(normalized == "")
+        .then(_EMPTY_TOKENS)
+        .otherwise(normalized.str.split(" "))
+    )

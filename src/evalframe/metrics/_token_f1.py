@@ -1,0 +1,212 @@
+"""The multiset token F1 kernel shared by ``squad_f1`` and ``token_f1``.
+
+One batched kernel over whole columns (never per row): every prediction and every
+gold alternative of the batch is split into words once, the words get exact
+integer ids (a categorical encoding: hashing with an equality check, so two
+different words never share an id), and the multiset intersections are counted
+with one sort of integer keys. The F1 arithmetic then runs in numpy with the same
+float operations, in the same order, as the SQuAD script's ``compute_f1``, so
+every score is bit-identical to it.
+
+>>> import polars as pl
+>>> pred = pl.Series(["a b b", "", "x", None])
+>>> gold = pl.Series([["b b c", "a"], [""], ["y", None], ["x"]])
+>>> multiset_f1(pred, gold).to_list()
+[0.6666666666666666, 1.0, 0.0, None]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import numpy as np
+import polars as pl
+
+from evalframe._expr import elementwise
+
+__all__: list[str] = []
+
+Normalizer = Callable[[pl.Expr], pl.Expr]
+
+#: Expressions built once per key. Polars' common-subexpression elimination compares
+#: Python functions by identity, so two metrics share a batched kernel's result only
+#: when both hold the very same expression object (and polars never eliminates
+#: common ``list.eval`` expressions at all, which is why lists are mapped by kernels).
+_BUILT: dict[Hashable, tuple[pl.Expr, object]] = {}
+
+
+def _expression_key(expr: pl.Expr) -> str | None:
+    try:
+        return expr.meta.serialize(format="json")
+    except Exception:  # not serialisable: build afresh, without sharing
+        return None
+
+
+def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: object = None):
+    """``build()``, or the expression an earlier call with the same ``key`` built.
+
+    ``keep_alive`` (e.g. a normaliser whose ``id`` is part of the key) is held with
+    the expression, so the ``id`` cannot be reused by another object.
+    """
+    if key is None:
+        return build()
+    hit = _BUILT.get(key)
+    if hit is not None:
+        return hit[0]
+    expr = build()
+    if len(_BUILT) >= 4096:
+        _BUILT.clear()
+    _BUILT[key] = (expr, keep_alive)
+    return expr
+
+
+def map_alternatives(golds: pl.Expr, normalize: Normalizer, *, share: bool = True) -> pl.Expr:
+    """Apply ``normalize`` to every alternative of a ``List(String)`` column.
+
+    A batched kernel over the flattened alternatives (``list.eval`` inside it, where
+    polars cannot see it: a ``list.eval`` anywhere in a ``with_columns`` turns off
+    common-subexpression elimination for all of its expressions). With ``share``
+    it is built once per (input, normaliser), so metrics requested together share it.
+    """
+
+    def kernel(series: pl.Series) -> pl.Series:
+        return series.list.eval(normalize(pl.element()))
+
+    def build() -> pl.Expr:
+        return golds.map_batches(kernel, return_dtype=pl.List(pl.String), is_elementwise=True)
+
+    key = _expression_key(golds) if share else None
+    return shared(
+        None if key is None else ("map_alternatives", key, id(normalize)),
+        build,
+        keep_alive=normalize,
+    )
+
+
+def token_f1_expr(prediction: pl.Expr, gold: pl.Expr, *, drop_empty_gold: bool) -> pl.Expr:
+    """:func:`multiset_f1` as an expression over a text column and a list[str] column."""
+
+    def kernel(series):
+        return multiset_f1(series[0], series[1], drop_empty_gold=drop_empty_gold)
+
+    return elementwise([prediction, gold], kernel, pl.Float64)
+
+
+def multiset_f1(pred: pl.Series, gold: pl.Series, *, drop_empty_gold: bool = False) -> pl.Series:
+    """Token F1 of each prediction against its best gold alternative.
+
+    Parameters
+    ----------
+    pred
+        ``String``: words separated by exactly one space, no space at either end
+        (``""`` is an answer without words).
+    gold
+        ``List(String)``: the alternatives of each row, written as ``pred``.
+    drop_empty_gold
+        SQuAD's ``get_raw_scores`` rule: alternatives without words are dropped,
+        and a row left with none (an empty list included) is scored against the
+        single alternative ``""``.
+
+    Returns
+    -------
+    pl.Series
+        ``Float64``: ``max`` over the row's alternatives of ``compute_f1``. Null
+        where the prediction or the gold list is null, and where the gold list has
+        no non-null alternative (null alternatives are skipped; an empty list is
+        null too unless ``drop_empty_gold``).
+
+    Notes
+    -----
+    Rows are settled without looking at words where possible: a prediction equal
+    to an alternative scores 1.0 (``compute_f1`` of two equal token lists is
+    exactly 1.0); a prediction without words scores 1.0 against an alternative
+    without words and 0.0 otherwise. Only the remaining rows are split into words.
+    """
+    pred = pred.cast(pl.String).rechunk()
+    gold = gold.cast(pl.List(pl.String)).rechunk()
+    pred_null = pred.is_null().to_numpy()
+    gold_null = gold.is_null().to_numpy()
+    list_len = gold.list.len().fill_null(0).to_numpy()
+    valid = list_len - gold.list.count_matches(None).fill_null(0).to_numpy()
+    empty = gold.list.count_matches("").fill_null(0).to_numpy()
+    worded = valid - empty  # non-null alternatives with at least one word
+    pred_empty = (pred == "").fill_null(False).to_numpy()
+    exact = gold.list.contains(pred).fill_null(False).to_numpy() & ~pred_empty
+
+    defined = ~pred_null & ~gold_null & (valid > 0)
+    if drop_empty_gold:
+        defined |= ~pred_null & ~gold_null & (list_len == 0)
+        empty_pred_score = worded == 0  # only the gold "" is left
+    else:
+        empty_pred_score = empty > 0
+    scores = np.where(pred_empty, empty_pred_score, exact).astype(np.float64)
+    todo = defined & ~pred_empty & ~exact & (worded > 0)
+    if todo.any():
+        rows = np.flatnonzero(todo)
+        scores[rows] = _best_f1(pred.gather(rows), gold.gather(rows))
+    scores[~defined] = np.nan
+    return pl.Series(pred.name, scores, dtype=pl.Float64, nan_to_null=True)
+
+
+def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
+    """Best F1 per row, for non-empty predictions against lists with a worded alternative."""
+    n = len(pred)
+    list_len = gold.list.len().to_numpy()
+    alternatives = gold.explode(empty_as_null=False, keep_nulls=False)
+    keep = (alternatives != "").fill_null(False).to_numpy()
+    alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)[keep]
+    alternatives = alternatives.filter(pl.Series(keep))
+    n_alt = len(alt_row)
+
+    pieces = pl.concat([pred, alternatives]).str.split(" ")
+    n_words = pieces.list.len().to_numpy().astype(np.int64)
+    codes = (
+        pieces.explode(empty_as_null=False)
+        .cast(pl.Categorical(pl.Categories.random()))
+        .to_physical()
+        .to_numpy()
+        .astype(np.int64)
+    )
+    # Sort every word by (row, word id). The sort is stable and the prediction's
+    # words come first, so within one (row, word) the prediction's copies lead,
+    # then each alternative's copies, together.
+    owner = np.repeat(np.arange(n + n_alt, dtype=np.int64), n_words)
+    row = np.repeat(np.concatenate([np.arange(n, dtype=np.int64), alt_row]), n_words)
+    key = row * (int(codes.max()) + 1) + codes
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    owner = owner[order]
+
+    # Runs: one owner's copies of one word of one row.
+    change = np.empty(key.size, dtype=bool)
+    change[0] = True
+    np.not_equal(key[1:], key[:-1], out=change[1:])
+    new_word = change.copy()
+    change[1:] |= owner[1:] != owner[:-1]
+    starts = np.flatnonzero(change)
+    length = np.diff(starts, append=key.size)
+    run_owner = owner[starts]
+    # The first run of each (row, word) is the prediction's copies, if it has any.
+    first = np.maximum.accumulate(np.where(new_word[starts], np.arange(starts.size), 0))
+    in_pred = np.where(run_owner[first] < n, length[first], 0)
+    of_alt = run_owner >= n
+    common = np.minimum(length[of_alt], in_pred[of_alt])
+    same = np.bincount(run_owner[of_alt] - n, weights=common, minlength=n_alt)
+
+    f1 = _f1(same, n_words[:n][alt_row], n_words[n:])
+    segment = np.flatnonzero(np.diff(alt_row, prepend=-1))
+    return np.maximum.reduceat(f1, segment)
+
+
+def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.ndarray:
+    """``compute_f1`` on counts of words, with its float operations in its order.
+
+    ``precision = 1.0 * same / len(pred)``, ``recall = 1.0 * same / len(gold)``,
+    ``f1 = (2 * precision * recall) / (precision + recall)``; 0 when nothing is shared.
+    Both counts of words are at least one here.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = 1.0 * same / pred_words
+        recall = 1.0 * same / gold_words
+        f1 = (2 * precision * recall) / (precision + recall)
+    return np.where(same == 0, 0.0, f1)

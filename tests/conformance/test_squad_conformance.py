@@ -1,0 +1,192 @@
+"""squad_em / squad_f1 / token_f1 against the SQuAD 2.0 official functions.
+
+The reference is ``transformers.data.metrics.squad_metrics`` (normalize_answer,
+compute_exact, compute_f1 and get_raw_scores' gold filtering). Every comparison is
+exact: EM and F1 values must be equal as floats, bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalframe import metrics as M
+
+squad_metrics = pytest.importorskip("transformers.data.metrics.squad_metrics")
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "squad-explorer"
+
+
+def reference_row(prediction: str, answers: list[str]) -> tuple[float, float]:
+    """get_raw_scores for one question: filter golds, then max over them."""
+    golds = [a for a in answers if squad_metrics.normalize_answer(a)] or [""]
+    em = max(squad_metrics.compute_exact(a, prediction) for a in golds)
+    f1 = max(squad_metrics.compute_f1(a, prediction) for a in golds)
+    return float(em), float(f1)
+
+
+def score(predictions: list[str], answers: list[list[str]]) -> pl.DataFrame:
+    frame = pl.DataFrame(
+        {"pred": predictions, "gold": answers},
+        schema={"pred": pl.String, "gold": pl.List(pl.String)},
+    )
+    return frame.lazy().with_columns(
+        M.squad_em("pred", "gold").alias("em"), M.squad_f1("pred", "gold").alias("f1")
+    ).collect()
+
+
+def bits(value: float) -> bytes:
+    return struct.pack("<d", value)
+
+
+def assert_matches_reference(predictions: list[str], answers: list[list[str]]) -> None:
+    out = score(predictions, answers)
+    mismatches = []
+    for i, (p, a, em, f1) in enumerate(
+        zip(predictions, answers, out["em"].to_list(), out["f1"].to_list(), strict=True)
+    ):
+        ref_em, ref_f1 = reference_row(p, a)
+        if em != ref_em or bits(f1) != bits(ref_f1):
+            mismatches.append((i, p, a, (em, f1), (ref_em, ref_f1)))
+    assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[:3]}"
+
+
+# Adversarial texts: each is used as a prediction and as a gold answer.
+ADVERSARIAL = [
+    "", " ", "   ", "\t\n", "\u3000", "\x1c", "\x1d\x1e\x1f", "\x85", "\xa0", "\u200b",
+    "a", "an", "the", "The", "THE", "a an the", "the the", "A.", "the.", "(the)", "an-the",
+    "!", "...", "?!", "'", '"', "$", "-", "—", "–", "«the»", "“a”", "¿the?", "the–end",
+    "x–the–y", "the\u2014end", "Paris", "paris", "PARIS.", "the Paris", "Paris, France",
+    "Paris France", "France Paris", "paris paris", "paris paris paris", "cat cat dog",
+    "dog cat cat", "a b c", "c d", "1973", "October 1973", "$12", "nearly $12", "12",
+    "a\u0301", "the\u0301", "e\u0301", "é", "café", "cafe\u0301", "a²", "the²", "²", "½",
+    "ΑΣ", "ΟΔΟΣ ΟΔΟΣ", "οδος", "οδοσ", "ς", "Σ", "İstanbul", "istanbul", "i̇stanbul",
+    "ß", "SS", "ǅ", "ﬁ", "Straße", "naïve", "NAÏVE", "x\x1cthe\x1dy", "the\x00", "a\x00b",
+    "_the_", "the_", "a_b", "x_y", "٣", "the٣", "中文", "中 文", "the中", "a\u3000the\u3000b",
+    "a\u2028b", "the\u2029x", "\ufeffthe", "the\u200bend", "Ⅻ the", "the ⅻ",
+    "\U00010d50x", "\ua7cbΣ", "tab\there", "new\nline", "  lead", "trail  ", "mid  dle",
+]
+
+
+def test_adversarial_pairs_single_gold():
+    predictions, answers = [], []
+    for p in ADVERSARIAL:
+        for g in ADVERSARIAL:
+            predictions.append(p)
+            answers.append([g])
+    assert_matches_reference(predictions, answers)
+
+
+def test_adversarial_multiple_golds_and_unanswerable():
+    rng = random.Random(7)
+    predictions, answers = [], []
+    for _ in range(3000):
+        predictions.append(rng.choice(ADVERSARIAL))
+        answers.append([rng.choice(ADVERSARIAL) for _ in range(rng.randint(0, 4))])
+    # SQuAD 2.0 unanswerable questions: an empty list of gold answers.
+    predictions += ["", "x", "the", " ", "..."]
+    answers += [[], [], [], [], []]
+    assert_matches_reference(predictions, answers)
+
+
+WORDS = [
+    "the", "a", "an", "The", "cat", "Cat", "cat.", "dog", "1973", "$12", "Paris", "é",
+    "e\u0301", "ΟΔΟΣ", "ς", "naïve", "x–y", "“q”", "a²", "_", "İ", "b", "c", "d",
+]
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\u3000", "\x1c", ", ", "-", ".", ""]
+
+
+def random_text(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randint(0, 7)):
+        parts.append(rng.choice(WORDS))
+        parts.append(rng.choice(SEPARATORS))
+    return "".join(parts)
+
+
+def test_random_rows():
+    rng = random.Random(2024)
+    predictions, answers = [], []
+    for _ in range(5000):
+        p = random_text(rng)
+        golds = [random_text(rng) for _ in range(rng.randint(0, 3))]
+        if golds and rng.random() < 0.2:
+            golds[0] = p  # exact copies exercise the shortcut
+        predictions.append(p)
+        answers.append(golds)
+    assert_matches_reference(predictions, answers)
+
+
+def test_gold_as_one_string_matches_list_of_one():
+    rng = random.Random(3)
+    predictions = [random_text(rng) for _ in range(500)]
+    golds = [random_text(rng) for _ in range(500)]
+    frame = pl.DataFrame({"pred": predictions, "gold": golds})
+    out = frame.select(
+        M.squad_em("pred", "gold").alias("em"), M.squad_f1("pred", "gold").alias("f1")
+    )
+    for p, g, em, f1 in zip(predictions, golds, out["em"], out["f1"], strict=True):
+        assert (em, f1) == reference_row(p, [g])
+
+
+def test_token_f1_matches_compute_f1_without_gold_filtering():
+    rng = random.Random(11)
+    predictions = [random_text(rng) for _ in range(2000)]
+    answers = [[random_text(rng) for _ in range(rng.randint(1, 3))] for _ in range(2000)]
+    frame = pl.DataFrame({"pred": predictions, "gold": answers})
+    out = frame.select(M.token_f1("pred", "gold"))["pred"].to_list()
+    for p, golds, f1 in zip(predictions, answers, out, strict=True):
+        expected = max(float(squad_metrics.compute_f1(a, p)) for a in golds)
+        assert bits(f1) == bits(expected), (p, golds)
+
+
+def _load_answers(path: Path) -> dict[str, list[str]]:
+    with path.open(encoding="utf-8") as handle:
+        return {row["id"]: row["answers"] for row in map(json.loads, handle)}
+
+
+@pytest.mark.parametrize("version", ["v1.1", "v2.0"])
+def test_real_leaderboard_predictions(version):
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data/squad-explorer is absent: real-data test skipped")
+    answers = _load_answers(SHARED / f"dev-{version}-answers.jsonl")
+    files = sorted((SHARED / f"predictions-{version}").glob("*.json"))
+    assert files
+    for path in files:
+        predictions = json.loads(path.read_text(encoding="utf-8"))
+        ids = [qid for qid in answers if qid in predictions]  # join on id
+        assert len(ids) > 10_000
+        assert_matches_reference([predictions[q] for q in ids], [answers[q] for q in ids])
+
+
+# Property tests.
+text = st.lists(
+    st.sampled_from([*"abc ABC.,-'\t", "the", "an", "é", "ς", "\u3000", "²", "a "]),
+    max_size=12,
+).map("".join)
+
+
+@given(st.lists(st.tuples(text, text), min_size=1, max_size=30))
+def test_f1_is_symmetric_with_one_gold(pairs):
+    frame = pl.DataFrame({"x": [p for p, _ in pairs], "y": [g for _, g in pairs]})
+    out = frame.select(
+        M.squad_f1("x", "y").alias("xy"), M.squad_f1("y", "x").alias("yx"),
+        M.token_f1("x", "y").alias("txy"), M.token_f1("y", "x").alias("tyx"),
+    )
+    assert out["xy"].to_list() == out["yx"].to_list()
+    assert out["txy"].to_list() == out["tyx"].to_list()
+
+
+@given(st.lists(st.tuples(text, st.lists(text, max_size=3)), min_size=1, max_size=30))
+def test_em_at_most_f1_and_both_in_unit_interval(rows):
+    out = score([p for p, _ in rows], [g for _, g in rows])
+    for em, f1 in zip(out["em"], out["f1"], strict=True):
+        assert 0.0 <= em <= f1 <= 1.0
+        assert em in (0.0, 1.0)

@@ -1,0 +1,230 @@
+"""maj@k, avg@k, G-pass@k_τ and mG-pass@k: hand values, tie rule, normalisers, errors.
+
+Expected values come from hand computation (shown in comments), Python's own
+``max(key=count)`` / ``Counter.most_common`` voting, or exact rational hypergeometric
+sums (``fractions`` + ``math.comb``), never from evalframe.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from fractions import Fraction
+
+import polars as pl
+import pytest
+
+import evalframe as ef
+from evalframe import EvalframeError
+from evalframe.metrics import avg_at_k, g_pass_at_k, maj_at_k, mg_pass_at_k
+from evalframe.metrics.registry import resolve
+from evalframe.metrics.sampling import threshold_count
+
+
+def exact_g_pass(n: int, c: int, k: int, m: int) -> Fraction:
+    """P(X >= m), X ~ Hypergeom(n, c, k), as an exact sum of pmf terms (0 if m > min(c,k))."""
+    if m > min(c, k):
+        return Fraction(0)
+    total = math.comb(n, k)
+    return sum(
+        (Fraction(math.comb(c, j) * math.comb(n - c, k - j), total)
+         for j in range(m, min(c, k) + 1)),
+        Fraction(0),
+    )
+
+
+def exact_mg_pass(n: int, c: int, k: int) -> Fraction:
+    low = math.ceil(k * 0.5)
+    return 2 * sum((exact_g_pass(n, c, k, i) for i in range(low + 1, k + 1)), Fraction(0)) / k
+
+
+# ---------------------------------------------------------------------------- maj@k
+
+
+def test_majority_hand_values():
+    frame = pl.DataFrame({
+        "gens": [["Paris", "Paris", "London"], ["London", "London", "Paris", "Paris"],
+                 ["a", "b", "c", "a", "a"], None],
+        "gold": [["Paris"], ["Paris"], ["z", "b"], ["x"]],
+    })
+    got = frame.select(maj_at_k("gens", "gold", k=3)).to_series().to_list()
+    # row 0: Paris 2 vs London 1 -> Paris -> 1.0
+    # row 1 (first 3): London 2, Paris 1 -> London -> 0.0
+    # row 2 (first 3): a, b, c tie at 1 -> "a" occurs first -> not in {z, b} -> 0.0
+    # row 3: null generations -> null
+    assert got == [1.0, 0.0, 0.0, None]
+    # k=4 on row 1: London 2, Paris 2 -> tie -> London (first) -> 0.0
+    assert frame.slice(1, 1).select(maj_at_k("gens", "gold", k=4)).item() == 0.0
+
+
+def test_tie_rule_matches_python_max_and_counter():
+    rng = random.Random(11)
+    rows, golds = [], []
+    for _ in range(400):
+        rows.append([rng.choice("abcd") for _ in range(rng.randint(3, 8))])
+        golds.append(rng.choice("abcd"))
+    frame = pl.DataFrame({"gens": rows, "gold": golds})
+    got = frame.select(maj_at_k("gens", "gold", k=3)).to_series().to_list()
+    for gens, gold, score in zip(rows, golds, got, strict=True):
+        first = gens[:3]
+        by_max = max(first, key=first.count)  # lighteval MajAtK's vote
+        by_counter = Counter(first).most_common(1)[0][0]
+        assert by_max == by_counter
+        assert score == float(by_max == gold)
+
+
+def test_majority_normalizer_changes_the_vote():
+    frame = pl.DataFrame({"gens": [[" Rome", "Rome ", "Oslo", "Oslo"]], "gold": ["Rome"]})
+    # none: " Rome", "Rome ", "Oslo" all differ -> tie -> " Rome" (first) != "Rome" -> 0.0
+    assert frame.select(maj_at_k("gens", "gold", k=3)).item() == 0.0
+    # strip: "Rome" x2 vs "Oslo" x1 -> Rome -> 1.0; with k=4 it is a tie won by Rome (first)
+    assert frame.select(maj_at_k("gens", "gold", k=3, normalizer="strip")).item() == 1.0
+    assert frame.select(maj_at_k("gens", "gold", k=4, normalizer="strip")).item() == 1.0
+
+
+def test_majority_squad_and_helm_normalizers():
+    frame = pl.DataFrame({
+        "gens": [["The Cat!", "a cat", "dog"], ["1,000", "1000", "10"]],
+        "gold": ["cat", "1000"],
+    })
+    # squad: lower, drop punctuation and articles -> "cat", "cat", "dog" -> cat -> 1.0;
+    # "1,000" -> "1000": "1000" x2 -> 1.0
+    assert frame.select(maj_at_k("gens", "gold", k=3, normalizer="squad")).to_series().to_list() \
+        == [1.0, 1.0]
+    # helm: same for these (numbers become floats on both sides: "1000.0")
+    assert frame.select(maj_at_k("gens", "gold", k=3, normalizer="helm")).to_series().to_list() \
+        == [1.0, 1.0]
+    # none: "The Cat!", "a cat", "dog" tie -> "The Cat!" != "cat"; "1,000" first of a tie
+    assert frame.select(maj_at_k("gens", "gold", k=3)).to_series().to_list() == [0.0, 0.0]
+
+
+def test_majority_errors_and_nulls():
+    frame = pl.DataFrame({"gens": [["a", "b"], ["a"], ["a", None, "b"]], "gold": ["a", "a", "a"]})
+    with pytest.raises(EvalframeError, match=r"'maj@2'.*1 row\(s\) have fewer than k=2 "
+                                             r"generations.*First offending row: 1"):
+        frame.select(maj_at_k("gens", "gold", k=2))
+    # a null among the first k generations -> null; beyond the first k it does not matter
+    assert frame.slice(2, 1).select(maj_at_k("gens", "gold", k=2)).item() is None
+    assert frame.slice(2, 1).select(maj_at_k("gens", "gold", k=1)).item() == 1.0
+    with pytest.raises(EvalframeError, match="empty gold list"):
+        pl.DataFrame({"gens": [["a"]], "gold": [[]]}, schema={
+            "gens": pl.List(pl.String), "gold": pl.List(pl.String)
+        }).select(maj_at_k("gens", "gold", k=1))
+    with pytest.raises(EvalframeError, match="k=0 is invalid"):
+        maj_at_k("gens", "gold", k=0)
+
+
+# ---------------------------------------------------------------------------- avg@k
+
+
+def test_avg_hand_values_and_passed():
+    frame = pl.DataFrame({
+        "gens": [["4", "5", "4", "4"], ["x", "y", "z", "w"], ["4", None, "4", "4"]],
+        "gold": [["4"], ["y", "w"], ["4"]],
+        "passed": [[True, False, True, True], [False, True, False, True], [True, None, True, True]],
+    })
+    # first 3: 2/3, 1/3; a null among the first 3 -> null
+    got = frame.select(avg_at_k("gens", "gold", k=3)).to_series().to_list()
+    assert got[:2] == pytest.approx([2 / 3, 1 / 3], abs=1e-15) and got[2] is None
+    flags = frame.select(avg_at_k(passed="passed", k=3)).to_series().to_list()
+    assert flags[:2] == pytest.approx([2 / 3, 1 / 3], abs=1e-15) and flags[2] is None
+    # k=1 ignores the later null
+    assert frame.select(avg_at_k(passed="passed", k=1)).to_series().to_list() == [1.0, 0.0, 1.0]
+    with pytest.raises(EvalframeError, match=r"3 row\(s\) have fewer than k=5"):
+        frame.select(avg_at_k("gens", "gold", k=5))
+
+
+def test_avg_gold_alternatives_diverge_from_lighteval_first_gold():
+    # lighteval's AvgAtK scores against golds[0] only ("London"): 1/3 for this case
+    # (its fixture "Avg at K - Multiple Correct"); evalframe takes any alternative: 3/3.
+    frame = pl.DataFrame({"gens": [["Paris", "London", "Berlin", "Tokyo"]],
+                          "gold": [["London", "Paris", "Berlin"]]})
+    assert frame.select(avg_at_k("gens", "gold", k=3)).item() == 1.0
+    first_only = frame.with_columns(pl.col("gold").list.first())
+    assert first_only.select(avg_at_k("gens", "gold", k=3)).item() == pytest.approx(1 / 3)
+
+
+# ------------------------------------------------------------------- G-pass, mG-pass
+
+
+def _cases() -> list[tuple[int, int]]:
+    rng = random.Random(5)
+    cases = [(8, 4), (8, 0), (8, 8), (16, 1), (16, 15), (5, 5), (10, 7), (64, 20)]
+    cases += [(n, rng.randint(0, n)) for n in (rng.randint(10, 200) for _ in range(40))]
+    return cases
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8, 10])
+@pytest.mark.parametrize("tau", [0.0, 0.25, 0.5, 0.7, 0.75, 1.0])
+def test_g_pass_against_exact_hypergeometric_sums(k, tau):
+    cases = [(n, c) for n, c in _cases() if n >= k]
+    frame = pl.DataFrame(cases, schema=["n", "c"], orient="row")
+    got = frame.select(g_pass_at_k("n", "c", k=k, tau=tau)).to_series().to_list()
+    m = threshold_count(k, tau)
+    want = [float(exact_g_pass(n, c, k, m)) for n, c in cases]
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8, 10])
+def test_mg_pass_against_exact_sums(k):
+    cases = [(n, c) for n, c in _cases() if n >= k]
+    frame = pl.DataFrame(cases, schema=["n", "c"], orient="row")
+    got = frame.select(mg_pass_at_k("n", "c", k=k)).to_series().to_list()
+    want = [float(exact_mg_pass(n, c, k)) for n, c in cases]
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_threshold_count_follows_float64_like_lighteval():
+    # 25 * 0.28 == 7.000000000000001 in float64, so ceil gives 8, as np.ceil(k * t) does
+    # in lighteval (the exact rational value would give 7).
+    assert 25 * 0.28 > 7
+    assert threshold_count(25, 0.28) == 8 and threshold_count(10, 0.7) == 7
+    assert threshold_count(5, 0.5) == 3 and threshold_count(4, 0.0) == 1
+
+
+def test_g_pass_hand_value_and_roles():
+    # n=8, c=4, k=5, tau=0.25: m = ceil(1.25) = 2; P(X >= 2) = 1 - P(X=1)
+    # = 1 - C(4,1) C(4,4) / C(8,5) = 1 - 4/56 = 13/14
+    frame = pl.DataFrame({
+        "n": [8], "c": [4],
+        "passed": [[True, False, True, False, True, False, True, False]],
+        "gens": [["a", "b", "a", "c", "a", "d", "a", "e"]], "gold": ["a"],
+    })
+    want = pytest.approx(13 / 14, rel=1e-14)
+    assert frame.select(g_pass_at_k("n", "c", k=5, tau=0.25)).item() == want
+    assert frame.select(g_pass_at_k(passed="passed", k=5, tau=0.25)).item() == want
+    assert frame.select(g_pass_at_k(prediction="gens", gold="gold", k=5, tau=0.25)).item() == want
+    # mG-pass@5: (2/5) * (P(X>=4) + P(X>=5)) = (2/5) * (4/56 + 0) = 1/35
+    assert frame.select(mg_pass_at_k("n", "c", k=5)).item() == pytest.approx(1 / 35, rel=1e-14)
+
+
+def test_g_pass_errors_and_nulls():
+    frame = pl.DataFrame({"n": [8, 3, 4, None], "c": [9, 1, 2, 1]})
+    with pytest.raises(EvalframeError, match=r"1 row\(s\) have c > n"):
+        frame.select(g_pass_at_k("n", "c", k=2, tau=0.5))
+    with pytest.raises(EvalframeError, match=r"'mg-pass@4'.*1 row\(s\) have k=4 > n"):
+        frame.slice(1).select(mg_pass_at_k("n", "c", k=4))
+    assert frame.slice(1).select(g_pass_at_k("n", "c", k=2, tau=1.0)).to_series().to_list() == \
+        [0.0, pytest.approx(1 / 6, rel=1e-14), None]
+    # m = 2: (3, 1) has c < m -> 0.0; (4, 2): P(X = 2) = C(2,2) / C(4,2) = 1/6; null -> null
+    with pytest.raises(EvalframeError, match="tau=1.5 is invalid"):
+        g_pass_at_k("n", "c", k=2, tau=1.5)
+
+
+def test_registry_names_resolve():
+    spec, params = resolve("g-pass@16_0.75")
+    assert spec.name == "g-pass@{k}_{tau}" and params == {"k": 16, "tau": 0.75}
+    spec, params = resolve("mg-pass@16")
+    assert spec.name == "mg-pass@{k}" and params == {"k": 16}
+    assert resolve("maj@8")[0].name == "maj@{k}" and resolve("avg@8")[1] == {"k": 8}
+    assert resolve("pass@8")[0].name == "pass@{k}"
+
+
+def test_engine_scores_generations():
+    frame = pl.DataFrame({"prediction": [["4", "4", "5", "6"], None], "gold": ["4", "4"]})
+    scored = ef.score(frame, ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"])
+    # maj@3: "4" x2 -> 1.0; avg@4: 2/4; g-pass@4_1.0 with n=4, c=2, k=4: need 4 of 2 -> 0.0;
+    # mg-pass@2: (2/2) * P(X >= 2), X ~ Hypergeom(4, 2, 2): C(2,2)/C(4,2) = 1/6
+    assert scored.row(0)[2:] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
+    assert scored.row(1)[2:] == (None, None, None, None)

@@ -1,0 +1,110 @@
+"""squad_em / squad_f1: edge rules, nulls, dtypes, sharing of the normalisation.
+
+Expected values are computed by hand (shown in comments); the conformance tests
+compare against the official script on many more inputs.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import evalframe as ef
+from evalframe import metrics as M
+
+LIST_STR = pl.List(pl.String)
+
+
+def run(pred, gold, gold_dtype=LIST_STR):
+    frame = pl.DataFrame({"pred": pred, "gold": gold},
+                         schema={"pred": pl.String, "gold": gold_dtype})
+    out = frame.select(M.squad_em("pred", "gold").alias("em"),
+                       M.squad_f1("pred", "gold").alias("f1"))
+    return out["em"].to_list(), out["f1"].to_list()
+
+
+def test_hand_computed_values():
+    em, f1 = run(
+        ["the cat sat", "cat cat", "Paris France", "x"],
+        [["A cat sat down"], ["cat"], ["Paris", "France"], ["y z"]],
+    )
+    # "cat sat" vs "cat sat down": same 2, p = 2/2, r = 2/3 -> 2*1*(2/3)/(1+2/3) = 0.8
+    # "cat cat" vs "cat": same 1 (multiset), p = 1/2, r = 1 -> 2/3
+    # "paris france" vs "paris": p = 1/2, r = 1 -> 2/3 (same for "france")
+    assert em == [0.0, 0.0, 0.0, 0.0]
+    assert f1 == [(2 * 1.0 * (2 / 3)) / (1.0 + 2 / 3), (2 * 0.5 * 1.0) / 1.5,
+                  (2 * 0.5 * 1.0) / 1.5, 0.0]
+
+
+def test_unanswerable_and_empty_golds():
+    em, f1 = run(
+        ["", "x", "", "", "x", "the"],
+        [[], [], ["the", "..."], ["", "y"], ["", "x"], [" "]],
+    )
+    # empty list -> gold [""]: "" matches, "x" does not
+    # golds normalising to "" are dropped: ["the", "..."] -> [""] -> "" matches
+    # ["", "y"] -> ["y"]: "" does not match; ["", "x"] -> ["x"]: "x" matches
+    # "the" normalises to "" and [" "] -> [""]: match
+    assert em == [1.0, 0.0, 1.0, 0.0, 1.0, 1.0]
+    assert f1 == [1.0, 0.0, 1.0, 0.0, 1.0, 1.0]
+
+
+def test_nulls():
+    em, f1 = run(
+        [None, "x", "x", "x", "x"],
+        [["x"], None, [None], [None, "x"], [None, None]],
+    )
+    # null prediction or gold -> null; null alternatives skipped; all null -> null
+    assert em == [None, None, None, 1.0, None]
+    assert f1 == [None, None, None, 1.0, None]
+
+
+def test_gold_as_one_string():
+    em, f1 = run(["The Cat", "dog", None, ""], ["cat", None, "x", ""], gold_dtype=pl.String)
+    assert em == [1.0, None, None, 1.0]
+    assert f1 == [1.0, None, None, 1.0]
+
+
+def test_all_null_columns():
+    frame = pl.DataFrame({"prediction": [None, None], "gold": [None, None]})
+    out = ef.score(frame, ["squad_em", "squad_f1"])
+    assert out["squad_em"].to_list() == [None, None]
+    assert out.schema["squad_f1"] == pl.Float64
+
+
+def test_score_lazy_eager_and_chunks_agree():
+    pred = ["a b", "c", None, "d e f", ""] * 20
+    gold = [["b"], ["c", "x"], ["y"], ["d f", "e"], []] * 20
+    frame = pl.DataFrame({"prediction": pred, "gold": gold})
+    eager = ef.score(frame, ["squad_em", "squad_f1"])
+    lazy = ef.score(frame.lazy(), ["squad_em", "squad_f1"]).collect()
+    chunked = ef.score(pl.concat([frame[:37], frame[37:]], rechunk=False),
+                       ["squad_em", "squad_f1"])
+    assert eager.equals(lazy) and eager.equals(chunked)
+
+
+def test_em_and_f1_share_one_normalisation():
+    frame = pl.DataFrame({"pred": ["a"], "gold": [["a"]]}).lazy()
+    plan = frame.with_columns(M.squad_em("pred", "gold").alias("em"),
+                              M.squad_f1("pred", "gold").alias("f1")).explain()
+    # One normalisation kernel per input column, computed once (a common subexpression).
+    assert plan.count("python_udf") == 3  # pred, gold, and the F1 kernel
+    assert "__POLARS_CSER" in plan
+
+
+@pytest.mark.parametrize("name", ["squad_em", "squad_f1"])
+def test_registered(name):
+    spec, _ = M.resolve(name)
+    assert spec.reference.package == "transformers"
+    assert spec.edge_rules
+
+
+def test_sharing_survives_other_text_metrics_in_the_same_call():
+    # A list.eval anywhere in a with_columns turns polars' CSE off for all of it.
+    frame = pl.DataFrame({"pred": ["a"], "gold": [["a"]]}).lazy()
+    plan = frame.with_columns(M.squad_em("pred", "gold").alias("em"),
+                              M.squad_f1("pred", "gold").alias("f1"),
+                              M.exact_match("pred", "gold", ignore_case=True).alias("x"),
+                              M.token_f1("pred", "gold").alias("t")).explain()
+    assert "list.eval" not in plan
+    assert "__POLARS_CSER" in plan
