@@ -52,13 +52,13 @@ def aggregate(
     >>> scored = pl.DataFrame({"task": ["a", "a", "a"], "squad_em": [1.0, 0.0, None]})
     >>> aggregate(scored, by="task").select("task", "n", "n_null", "value", "stderr")
     shape: (1, 5)
-    ┌──────┬─────┬────────┬───────┬──────────┐
-    │ task ┆ n   ┆ n_null ┆ value ┆ stderr   │
-    │ ---  ┆ --- ┆ ---    ┆ ---   ┆ ---      │
-    │ str  ┆ u32 ┆ u32    ┆ f64   ┆ f64      │
-    ╞══════╪═════╪════════╪═══════╪══════════╡
-    │ a    ┆ 2   ┆ 1      ┆ 0.5   ┆ 0.5      │
-    └──────┴─────┴────────┴───────┴──────────┘
+    ┌──────┬─────┬────────┬───────┬────────┐
+    │ task ┆ n   ┆ n_null ┆ value ┆ stderr │
+    │ ---  ┆ --- ┆ ---    ┆ ---   ┆ ---    │
+    │ str  ┆ u32 ┆ u32    ┆ f64   ┆ f64    │
+    ╞══════╪═════╪════════╪═══════╪════════╡
+    │ a    ┆ 2   ┆ 1      ┆ 0.5   ┆ 0.5    │
+    └──────┴─────┴────────┴───────┴────────┘
     """
     if not 0 < ci < 1:
         raise EvalframeError(f"ci={ci!r} must be strictly between 0 and 1 (e.g. 0.95)")
