@@ -66,9 +66,29 @@ def _section(spec: MetricSpec) -> list[str]:
     if spec.divergences:
         lines += ["", "**Deliberate divergences from the reference**", ""]
         lines += [f"- {divergence}" for divergence in spec.divergences]
-    signature = inspect.signature(spec.function)
+    signature = _stable_signature(spec.function)
     lines += ["", "```python", f"{spec.function.__name__}{signature}", "```", ""]
     return lines
+
+
+def _stable_signature(function) -> inspect.Signature:
+    """The signature with callable defaults shown by name (no memory addresses)."""
+
+    class _Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __repr__(self) -> str:
+            return self.name
+
+    signature = inspect.signature(function)
+    parameters = [
+        parameter.replace(default=_Named(parameter.default.__name__))
+        if callable(parameter.default) and hasattr(parameter.default, "__name__")
+        else parameter
+        for parameter in signature.parameters.values()
+    ]
+    return signature.replace(parameters=parameters)
 
 
 def render() -> str:
