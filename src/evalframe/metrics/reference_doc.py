@@ -84,7 +84,7 @@ def _stable_signature(function) -> inspect.Signature:
     signature = inspect.signature(function)
     parameters = [
         parameter.replace(default=_Named(parameter.default.__name__))
-        if callable(parameter.default) and hasattr(parameter.default, "__name__")
+        if parameter.default is not parameter.empty and callable(parameter.default)
         else parameter
         for parameter in signature.parameters.values()
     ]
