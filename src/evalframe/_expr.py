@@ -93,3 +93,29 @@ def elementwise(
 ) -> pl.Expr:
     """A batched kernel over whole columns: ``kernel`` sees Series, never single rows."""
     return pl.map_batches(list(inputs), kernel, return_dtype=dtype, is_elementwise=True)
+
+
+#: Batched kernels already applied, by (kernel, serialised input expression).
+_SHARED_KERNELS: dict[tuple[Callable, str], pl.Expr] = {}
+
+
+def shared_kernel(
+    expr: pl.Expr, kernel: Callable[[pl.Series], pl.Series], dtype: pl.DataType
+) -> pl.Expr:
+    """``expr.map_batches(kernel)``, the same expression object for the same input.
+
+    Polars' common-subexpression elimination compares Python functions by identity,
+    so returning one object per (kernel, input) lets metrics requested together
+    share the kernel's work (a normalisation, say) instead of repeating it.
+    """
+    try:
+        key = (kernel, expr.meta.serialize(format="json"))
+    except Exception:  # an expression polars cannot serialise: build it afresh
+        return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
+    built = _SHARED_KERNELS.get(key)
+    if built is None:
+        if len(_SHARED_KERNELS) >= 4096:
+            _SHARED_KERNELS.clear()
+        built = expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
+        _SHARED_KERNELS[key] = built
+    return built

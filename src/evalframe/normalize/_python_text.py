@@ -23,6 +23,8 @@ from functools import cache
 import numpy as np
 import polars as pl
 
+from evalframe._expr import shared_kernel
+
 
 @cache
 def _all_characters() -> str:
@@ -109,11 +111,6 @@ def _python_lower_rows(series: pl.Series) -> pl.Series:
     return lowered.scatter(rows, fixed)
 
 
-#: ``lower`` expressions already built, by the serialised input expression. Returning
-#: the same expression object for the same input lets polars' common-subexpression
-#: elimination share one lower-casing (and everything built on it) between metrics:
-#: it compares Python functions by identity.
-_LOWER_BUILT: dict[str, pl.Expr] = {}
 
 
 def lower(expr: pl.Expr) -> pl.Expr:
@@ -124,18 +121,7 @@ def lower(expr: pl.Expr) -> pl.Expr:
     """
     if not _lowercase_disagreements():
         return expr.str.to_lowercase()
-    try:
-        key = expr.meta.serialize(format="json")
-    except Exception:  # an expression polars cannot serialise: build it afresh
-        key = None
-    built = _LOWER_BUILT.get(key) if key is not None else None
-    if built is None:
-        built = expr.map_batches(_python_lower_rows, return_dtype=pl.String, is_elementwise=True)
-        if key is not None:
-            if len(_LOWER_BUILT) >= 4096:
-                _LOWER_BUILT.clear()
-            _LOWER_BUILT[key] = built
-    return built
+    return shared_kernel(expr, _python_lower_rows, pl.String)
 
 
 def split_join(expr: pl.Expr) -> pl.Expr:

@@ -38,7 +38,7 @@ import string
 import numpy as np
 import polars as pl
 
-from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe._expr import IntoExpr, parse_into_expr, shared_kernel
 from evalframe.normalize._python_text import (
     _as_class,
     lower,
@@ -58,12 +58,6 @@ PUNCTUATION_CLASS = "[" + "".join(re.escape(ch) for ch in string.punctuation) + 
 _ASCII_ARTICLES = r"(?-u:\b)(?:" + "|".join(ARTICLES) + r")(?-u:\b)"
 
 _EMPTY_TOKENS = pl.lit([], dtype=pl.List(pl.String))
-
-#: Built ``squad_normalize`` expressions by serialised input: the same expression
-#: object for the same input lets polars' common-subexpression elimination (which
-#: compares Python functions by identity) normalise a column once for several metrics.
-_BUILT: dict[str, pl.Expr] = {}
-
 
 def _irregular_whitespace() -> str:
     """Runs of Python whitespace other than one single space (what ``split_join`` changes)."""
@@ -136,18 +130,7 @@ def squad_normalize(expr: IntoExpr) -> pl.Expr:
     'tale of σ…'
     """
     expr = parse_into_expr(expr)
-    try:
-        key = expr.meta.serialize(format="json")
-    except Exception:  # an expression polars cannot serialise: build it afresh
-        key = None
-    built = _BUILT.get(key) if key is not None else None
-    if built is None:
-        built = expr.map_batches(_normalize_batch, return_dtype=pl.String, is_elementwise=True)
-        if key is not None:
-            if len(_BUILT) >= 4096:
-                _BUILT.clear()
-            _BUILT[key] = built
-    return built
+    return shared_kernel(expr, _normalize_batch, pl.String)
 
 
 def squad_tokens(expr: IntoExpr) -> pl.Expr:
