@@ -40,11 +40,13 @@ def describe(value: IntoExpr) -> str:
 class RowCheck:
     """A rule that rows must satisfy: ``invalid`` is True where a row breaks it.
 
+    ``invalid`` is an expression, or a function of the guarded values (a Series) for
+    a rule read off the values themselves, which then are computed only once.
     ``what`` says what was found (``"c > n"``), ``expected`` what is required.
     ``show`` are the expressions whose values are printed for the first bad row.
     """
 
-    invalid: pl.Expr
+    invalid: pl.Expr | Callable[[pl.Series], pl.Series]
     what: str
     expected: str
     show: tuple[tuple[str, pl.Expr], ...] = ()
@@ -63,13 +65,18 @@ def guard(
     if not checks:
         return values
     shown = [expr for check in checks for _, expr in check.show]
-    inputs = [values, *(check.invalid.fill_null(False) for check in checks), *shown]
+    masks = [check.invalid for check in checks if isinstance(check.invalid, pl.Expr)]
+    inputs = [values, *(mask.fill_null(False) for mask in masks), *shown]
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
         result = series[0]
-        offset = 1 + len(checks)
-        for position, check in enumerate(checks, start=1):
-            mask = series[position].to_numpy()
+        given = iter(series[1 : 1 + len(masks)])
+        offset = 1 + len(masks)
+        for check in checks:
+            if isinstance(check.invalid, pl.Expr):
+                mask = next(given).to_numpy()
+            else:
+                mask = check.invalid(result).fill_null(False).to_numpy()
             count = int(np.count_nonzero(mask))
             if count:
                 first = int(np.flatnonzero(mask)[0])
