@@ -237,3 +237,29 @@ def test_random_rows_flat():
     golds = [rng.sample(vocabulary, rng.randint(1, 4)) for _ in range(2000)]
     _check(predictions, golds, pl.String, pl.List(pl.String))
     _check(predictions, [g[0] for g in golds], pl.String, pl.String)
+
+
+def test_wide_alternatives_with_ties():
+    # Many spans on both sides from a tiny vocabulary: ties in the assignment, equal
+    # spans, widths past numpy's 8-element summation block, 1 x n and n x 1 shapes.
+    rng = random.Random(13)
+    vocabulary = ["7", "7 yards", "yards", "Smith", "smith 7", "a", "", "x y", "y"]
+    predictions, golds = [], []
+    for _ in range(1500):
+        predictions.append(rng.choices(vocabulary, k=rng.choice([0, 1, 2, 3, 5, 9, 12])))
+        golds.append([
+            rng.choices(vocabulary, k=rng.choice([1, 2, 3, 4, 8, 11]))
+            for _ in range(rng.randint(1, 3))
+        ])
+    _check(predictions, golds, pl.List(pl.String), pl.List(pl.List(pl.String)))
+
+
+def test_span_normalisation_by_distinct_token_matches_the_reference():
+    # The metrics normalise each distinct token once and join the results; this must
+    # equal the harness's _normalize of the whole span.
+    from evalframe.normalize.drop import _normalize_spans
+
+    rng = random.Random(14)
+    spans = [*SPANS, *(_random_span(rng) for _ in range(3000))]
+    ours = _normalize_spans(pl.Series(spans, dtype=pl.String)).to_list()
+    assert ours == [REF._normalize(span) for span in spans]

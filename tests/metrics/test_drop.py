@@ -144,3 +144,21 @@ def test_registry_specs():
         assert spec.reference.package == "lm-eval" and spec.reference.version == "0.4.13"
         assert spec.dtypes["gold"] == ("str", "list[str]", "list[list[str]]")
         assert spec.edge_rules
+
+
+def test_em_and_f1_together_score_each_row_once(monkeypatch):
+    import evalframe.metrics.drop as drop_module
+
+    rows_seen = []
+    original = drop_module.score_batch
+
+    def counting(batch):
+        rows_seen.append(len(batch))
+        return original(batch)
+
+    monkeypatch.setattr(drop_module, "score_batch", counting)
+    frame = pl.DataFrame({"pred": ["4"] * 500, "gold": ["4 yards"] * 500})
+    out = frame.lazy().select(M.drop_em("pred", "gold"), M.drop_f1("pred", "gold")).collect()
+    assert out["drop_em"].unique().to_list() == [0.0]
+    assert out["drop_f1"].unique().to_list() == [0.67]  # P=1, R=1/2 -> 2/3
+    assert sum(rows_seen) == 500

@@ -42,7 +42,9 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.normalize._python_text import (
@@ -254,6 +256,32 @@ def drop_normalize(text: IntoExpr) -> pl.Expr:
     # Articles and whitespace are handled per token in the harness; on the joined
     # text the result is the same, since tokens are separated by a non-word space.
     return split_join(replace_words(joined, ARTICLES))
+
+
+def _normalize_spans(texts: pl.Series) -> pl.Series:
+    """:func:`drop_normalize` of a Series of spans, normalising each distinct token once.
+
+    The harness normalises token by token (``re.split(" |-", span)``, then lower,
+    punctuation, number, articles and whitespace per token, dropping blank
+    results), so a span's normalised text is its normalised tokens joined by
+    spaces. Answers share few distinct tokens, so this does far less work than
+    normalising every span whole. A null span stays null.
+    """
+    tokens = texts.cast(pl.String).str.replace_all("-", " ", literal=True).str.split(" ")
+    flat = tokens.explode(empty_as_null=False, keep_nulls=False)
+    distinct = flat.unique()
+    normalized = distinct.to_frame("token").select(drop_normalize("token")).to_series()
+    lengths = tokens.list.len().fill_null(0).to_numpy()
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    mapped = flat.replace_strict(distinct, normalized).to_arrow()
+    rebuilt = pa.LargeListArray.from_arrays(
+        pa.array(offsets), mapped, mask=tokens.is_null().to_arrow()
+    )
+    return (
+        pl.Series(texts.name, rebuilt, dtype=pl.List(pl.String))
+        .list.filter(pl.element() != "")
+        .list.join(" ")
+    )
 
 
 def drop_tokens(normalized: IntoExpr) -> pl.Expr:
