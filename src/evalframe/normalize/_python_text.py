@@ -79,15 +79,47 @@ def whitespace_class() -> str:
 def _lowercase_disagreements() -> str:
     """Characters whose polars lower case differs from the running Python's ``str.lower``.
 
-    Each character is lower-cased on its own line, so no context (final sigma) applies.
+    Each character is lower-cased on its own line, so no context (final sigma)
+    applies; the lines are compared as UTF-32 code point arrays, so the whole
+    table costs a few vectorised passes.
     """
-    characters = _all_characters().replace("\n", "")
-    joined = "\n".join(characters)
-    ours = pl.select(pl.lit(joined).str.to_lowercase()).item().split("\n")
-    theirs = joined.lower().split("\n")
+    points = np.frombuffer(_all_characters().encode("utf-32-le"), dtype="<u4")
+    points = points[points != 0x0A]
+    lines = np.empty(points.size * 2, dtype="<u4")
+    lines[0::2] = points
+    lines[1::2] = 0x0A
+    joined = lines.tobytes().decode("utf-32-le")
+    ours = pl.select(pl.lit(joined).str.to_lowercase()).item()
+    theirs = joined.lower()
+    if ours == theirs:
+        return ""
     return "".join(
-        ch for ch, a, b in zip(characters, ours, theirs, strict=True) if a != b
+        chr(point)
+        for point in points[_differing_lines(ours, theirs, points.size)].tolist()
     )
+
+
+def _differing_lines(first: str, second: str, count: int) -> np.ndarray:
+    """Indices of the ``count`` newline-terminated lines that differ between two texts."""
+
+    def line_bounds(text: str) -> tuple[np.ndarray, np.ndarray]:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+        ends = np.flatnonzero(codes == 0x0A)
+        assert ends.size == count
+        return codes, ends
+
+    a, a_ends = line_bounds(first)
+    b, b_ends = line_bounds(second)
+    a_starts = np.concatenate([[0], a_ends[:-1] + 1])
+    b_starts = np.concatenate([[0], b_ends[:-1] + 1])
+    differ = (a_ends - a_starts) != (b_ends - b_starts)
+    single = ~differ & (a_ends - a_starts == 1)
+    differ[single] = a[a_starts[single]] != b[b_starts[single]]
+    for line in np.flatnonzero(~differ & ~single).tolist():
+        differ[line] = not np.array_equal(
+            a[a_starts[line] : a_ends[line]], b[b_starts[line] : b_ends[line]]
+        )
+    return np.flatnonzero(differ)
 
 
 @cache

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import re
 import string
-import sys
 import unicodedata
 from collections.abc import Callable
 from functools import cache
@@ -48,6 +47,7 @@ import pyarrow as pa
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.normalize._python_text import (
+    _all_characters,
     _as_class,
     lower,
     replace_words,
@@ -66,17 +66,10 @@ def _decimal_digits() -> dict[str, str]:
     """Every character ``float()`` reads as a decimal digit, mapped to its ASCII digit.
 
     CPython converts a non-ASCII character to a digit when it has a Unicode decimal
-    value (``Py_UNICODE_TODECIMAL``, the same table as ``unicodedata.decimal``).
+    value (``Py_UNICODE_TODECIMAL``); those are exactly the characters ``re``'s
+    ``\\d`` matches in a str pattern (``Py_UNICODE_ISDECIMAL``, the same table).
     """
-    found = {}
-    for point in range(sys.maxunicode + 1):
-        if 0xD800 <= point <= 0xDFFF:
-            continue
-        ch = chr(point)
-        value = unicodedata.decimal(ch, None)
-        if value is not None:
-            found[ch] = str(value)
-    return found
+    return {ch: str(unicodedata.decimal(ch)) for ch in re.findall(r"\d", _all_characters())}
 
 
 @cache
