@@ -81,8 +81,12 @@ def guard(
             if count:
                 first = int(np.flatnonzero(mask)[0])
                 labels = [label for label, _ in check.show]
+                # slice().to_list() gives Python values (a list, not a Series repr).
+                values = [
+                    series[offset + i].slice(first, 1).to_list()[0] for i in range(len(labels))
+                ]
                 found = ", ".join(
-                    f"{label}={series[offset + i][first]!r}" for i, label in enumerate(labels)
+                    f"{label}={value!r}" for label, value in zip(labels, values, strict=True)
                 )
                 raise EvalframeError(
                     f"metric {metric!r}: {count} row(s) have {check.what}; expected "

@@ -97,7 +97,9 @@ def test_empty_gold_and_empty_prediction():
 def test_alternative_without_spans_is_an_error():
     frame = pl.DataFrame({"pred": [["a"], ["b"], ["c"]], "gold": [[["a"]], [["b"], []], [[]]]},
                          schema={"pred": pl.List(pl.String), "gold": NESTED})
-    with pytest.raises(EvalframeError, match=r"'drop_f1': 2 row\(s\).*no spans.*row: 1"):
+    with pytest.raises(
+        EvalframeError, match=r"'drop_f1': 2 row\(s\).*no spans.*row: 1 \(gold=\[\['b'\], \[\]\]\)"
+    ):
         frame.select(M.drop_f1("pred", "gold"))
     with pytest.raises(EvalframeError, match="drop_em"):
         frame.select(M.drop_em("pred", "gold"))
