@@ -8,6 +8,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import EvalframeError
+from evalframe.engine import collect
 
 
 @pytest.fixture
@@ -81,6 +82,23 @@ def test_invalid_values_raise_with_count(counts):
     bad = counts.with_columns(c=pl.Series([11, 12, 2]))
     with pytest.raises(EvalframeError, match=r"2 row\(s\)"):
         ef.score(bad, ["pass@1"])
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_errors_name_the_row_of_the_input_however_it_is_split(tmp_path, streaming):
+    # 200,000 rows in 10 row groups: the engine hands metrics several batches, yet the
+    # first bad row is named by its number in the input.
+    rows = 200_000
+    c = pl.Series([1] * rows)
+    c[150_000] = 30
+    c[150_001] = 40
+    path = tmp_path / "counts.parquet"
+    pl.DataFrame({"n": [10] * rows, "c": c}).write_parquet(path, row_group_size=20_000)
+    scored = ef.score(pl.scan_parquet(path), ["pass@1"])
+    with pytest.raises(EvalframeError, match=r"First offending row: 150000 \(n=10, c=30\)"):
+        collect(scored, streaming=streaming)
+    with pytest.raises(EvalframeError, match=r"First offending row: 150000 \(n=10, c=30\)"):
+        ef.score(pl.read_parquet(path), ["pass@1"])
 
 
 def test_empty_metric_list(counts):

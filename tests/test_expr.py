@@ -24,8 +24,20 @@ def test_guard_names_metric_count_row_and_values():
     with pytest.raises(EvalframeError) as error:
         frame.select(guard("m", pl.col("x"), [check]))
     message = str(error.value)
-    assert "metric 'm'" in message and "2 row(s) have x < 0" in message
+    assert "metric 'm'" in message and "2 row(s) have x < 0 (counted in rows 0-2)" in message
     assert "expected x >= 0" in message and "First offending row: 1 (y='b')" in message
+
+
+def test_guard_numbers_rows_in_the_whole_input_outside_the_engine():
+    # A lazy plan may hand the kernel several batches; the row number stays global.
+    rows = 300_000
+    values = pl.Series("x", [1.0] * rows)
+    values[250_000] = -1.0
+    check = RowCheck(invalid=pl.col("x") < 0, what="x < 0", expected="x >= 0")
+    for engine in ("in-memory", "streaming"):
+        plan = values.to_frame().lazy().select(guard("m", pl.col("x"), [check]))
+        with pytest.raises(EvalframeError, match=r"First offending row: 250000(?!\d)"):
+            plan.collect(engine=engine)
 
 
 def test_guard_reads_a_rule_off_the_values():

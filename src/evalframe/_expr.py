@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +54,31 @@ class RowCheck:
     show: tuple[tuple[str, pl.Expr], ...] = ()
 
 
+#: The column that numbers the input's rows, while the engine builds a plan (else None).
+_ROW_NUMBER_COLUMN: ContextVar[str | None] = ContextVar("row_number_column", default=None)
+
+
+@contextmanager
+def numbered_rows(column: str) -> Iterator[None]:
+    """Within the block, guards read row numbers from ``column`` (an input row index).
+
+    The engine adds the index to the frame (a streaming-friendly counter) and
+    builds its metric expressions inside this block. Expressions built outside
+    number rows with ``pl.int_range(pl.len())``, which is also right but makes the
+    streaming engine hold more of the input.
+    """
+    token = _ROW_NUMBER_COLUMN.set(column)
+    try:
+        yield
+    finally:
+        _ROW_NUMBER_COLUMN.reset(token)
+
+
+def _row_numbers() -> pl.Expr:
+    column = _ROW_NUMBER_COLUMN.get()
+    return pl.col(column) if column else pl.int_range(pl.len(), dtype=pl.Int64)
+
+
 def guard(
     metric: str, values: pl.Expr, checks: Sequence[RowCheck], dtype: pl.DataType = pl.Float64
 ) -> pl.Expr:
@@ -59,19 +86,20 @@ def guard(
 
     The checks run as vectorized expressions inside the same plan as the metric,
     so they hold at the expression level, lazily and in streaming mode alike.
-    The row number in the message counts from the start of the batch the engine
-    handed over (the whole column in eager mode).
+    The message names the first offending row by its number in the input (see
+    :func:`numbered_rows`) and counts the offending rows among the rows checked
+    in the same batch: all of them, unless the streaming engine split the input.
     """
     if not checks:
         return values
     shown = [expr for check in checks for _, expr in check.show]
     masks = [check.invalid for check in checks if isinstance(check.invalid, pl.Expr)]
-    inputs = [values, *(mask.fill_null(False) for mask in masks), *shown]
+    inputs = [values, _row_numbers(), *(mask.fill_null(False) for mask in masks), *shown]
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
-        result = series[0]
-        given = iter(series[1 : 1 + len(masks)])
-        offset = 1 + len(masks)
+        result, rows = series[0], series[1]
+        given = iter(series[2 : 2 + len(masks)])
+        offset = 2 + len(masks)
         for check in checks:
             if isinstance(check.invalid, pl.Expr):
                 mask = next(given).to_numpy()
@@ -79,24 +107,30 @@ def guard(
                 mask = check.invalid(result).fill_null(False).to_numpy()
             count = int(np.count_nonzero(mask))
             if count:
-                first = int(np.flatnonzero(mask)[0])
-                labels = [label for label, _ in check.show]
-                # slice().to_list() gives Python values (a list, not a Series repr).
-                values = [
-                    series[offset + i].slice(first, 1).to_list()[0] for i in range(len(labels))
-                ]
-                found = ", ".join(
-                    f"{label}={value!r}" for label, value in zip(labels, values, strict=True)
-                )
                 raise EvalframeError(
-                    f"metric {metric!r}: {count} row(s) have {check.what}; expected "
-                    f"{check.expected}. First offending row: {first}"
-                    + (f" ({found})" if found else "")
+                    _row_error(metric, check, mask, rows, series[offset : offset + len(check.show)])
                 )
             offset += len(check.show)
         return result
 
     return pl.map_batches(inputs, run, return_dtype=dtype, is_elementwise=True)
+
+
+def _row_error(
+    metric: str, check: RowCheck, mask: np.ndarray, rows: pl.Series, shown: Sequence[pl.Series]
+) -> str:
+    first = int(np.flatnonzero(mask)[0])
+    numbers = rows.to_numpy()
+    # slice().to_list() gives Python values (a list, not a Series repr).
+    found = ", ".join(
+        f"{label}={series.slice(first, 1).to_list()[0]!r}"
+        for (label, _), series in zip(check.show, shown, strict=True)
+    )
+    return (
+        f"metric {metric!r}: {int(np.count_nonzero(mask))} row(s) have {check.what} "
+        f"(counted in rows {numbers[0]}-{numbers[-1]}); expected {check.expected}. "
+        f"First offending row: {numbers[first]}" + (f" ({found})" if found else "")
+    )
 
 
 def elementwise(

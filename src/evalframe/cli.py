@@ -23,7 +23,7 @@ from contextlib import contextmanager
 import polars as pl
 
 from evalframe._version import __version__
-from evalframe.engine import plan_metrics
+from evalframe.engine import score_plan
 from evalframe.errors import EvalframeError
 from evalframe.io.load import scan
 from evalframe.io.save import save
@@ -212,16 +212,9 @@ def _show(frame: pl.DataFrame) -> None:
 
 def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
-    frame = scan(args.inputs)
-    schema = frame.collect_schema()
-    planned = plan_metrics(schema, args.metrics, mapping)
-    clashing = [name for name, _, _ in planned if name in schema]
-    if clashing and not args.overwrite:
-        raise EvalframeError(
-            f"the input already has column(s) {clashing} named like the requested metrics; "
-            "pass --overwrite to replace them"
-        )
-    scored = frame.with_columns([expr for _, _, expr in planned])
+    scored, planned = score_plan(
+        scan(args.inputs), args.metrics, mapping, overwrite=args.overwrite
+    )
     signature = ";".join(f"{name}|{spec.reference}" for name, spec, _ in planned)
     metadata = {"evalframe.version": __version__, "evalframe.metrics": signature}
     output = args.output

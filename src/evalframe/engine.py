@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalframe._expr import numbered_rows
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
 from evalframe.metrics.registry import MetricSpec, resolve
@@ -89,27 +90,57 @@ def score(
     │ null    ┆ ["x"]     ┆ null     │
     └─────────┴───────────┴──────────┘
     """
-    frame = scan(source)
+    scored, _ = score_plan(scan(source), metrics, columns, overwrite=overwrite)
+    if isinstance(source, pl.LazyFrame):
+        return scored
+    return collect(scored)
+
+
+def score_plan(
+    frame: pl.LazyFrame,
+    metrics: Sequence[str],
+    columns: Mapping[str, str] | None = None,
+    *,
+    overwrite: bool = False,
+) -> tuple[pl.LazyFrame, list[tuple[str, MetricSpec, pl.Expr]]]:
+    """The lazy plan that appends ``metrics`` to ``frame``, and the planned metrics.
+
+    Error messages from the metrics name rows by their number in ``frame``: the
+    plan numbers the rows with a streaming counter and drops it again at the end.
+    """
     schema = frame.collect_schema()
-    planned = plan_metrics(schema, metrics, columns)
+    row_number = _unused_name(schema, "__evalframe_row")
+    with numbered_rows(row_number):
+        planned = plan_metrics(schema, metrics, columns)
     clashing = [name for name, _, _ in planned if name in schema]
     if clashing and not overwrite:
         raise EvalframeError(
             f"the input already has column(s) {clashing} named like the requested metrics; "
             "pass overwrite=True (CLI: --overwrite) to replace them, or rename them"
         )
-    scored = frame.with_columns([expr for _, _, expr in planned])
-    if isinstance(source, pl.LazyFrame):
-        return scored
-    return collect(scored)
+    scored = (
+        frame.with_row_index(row_number)
+        .with_columns([expr for _, _, expr in planned])
+        .drop(row_number)
+    )
+    return scored, planned
+
+
+def _unused_name(schema: Mapping[str, pl.DataType], base: str) -> str:
+    name = base
+    while name in schema:
+        name += "_"
+    return name
 
 
 def collect(frame: pl.LazyFrame, *, streaming: bool = False) -> pl.DataFrame:
     """Collect a scored plan, turning polars' errors about the input into EvalframeError."""
     try:
         return frame.collect(engine="streaming" if streaming else "auto")
-    except EvalframeError:
-        raise
+    except EvalframeError as error:
+        # Raised inside the plan: polars appends the expression it was evaluating.
+        message = str(error).split("\n\nThis error occurred", 1)[0]
+        raise EvalframeError(message) from error.__cause__
     except pl.exceptions.PolarsError as error:
         text = str(error).strip()
         raise EvalframeError(text.splitlines()[0] if text else type(error).__name__) from error

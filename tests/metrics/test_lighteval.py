@@ -162,11 +162,15 @@ def test_nulls_propagate_and_output_is_float64():
 
 def test_empty_list_raises_naming_metric_column_count_and_row():
     frame = pl.DataFrame({"prediction": ["a", "b", "c"], "gold": [["a"], [], []]})
-    # counts and row numbers are per batch the engine hands over (see evalframe._expr.guard)
-    with pytest.raises(EvalframeError, match=r"'f1_score'.*row\(s\) of gold column 'gold'"):
+    # Rows are numbered in the input; the count covers the rows checked together.
+    with pytest.raises(
+        EvalframeError, match=r"'f1_score': [12] row\(s\) have an empty gold list.*column 'gold'"
+    ):
         ef.score(frame, ["f1_score"])
-    with pytest.raises(EvalframeError, match=r"First offending row: 1"):
+    with pytest.raises(EvalframeError, match=r"First offending row: 1 \(gold=\[\]\)"):
         pl.DataFrame({"p": ["a", "b"], "g": [["a"], []]}).select(M.f1_score("p", "g"))
+    with pytest.raises(EvalframeError, match=r"empty prediction list.*row: 0 \(prediction=\[\]\)"):
+        pl.DataFrame({"p": [[], ["b"]], "g": [[], ["b"]]}).select(M.f1_score("p", "g"))
 
 
 def test_list_of_lists_gold_is_refused():

@@ -45,7 +45,7 @@ from typing import Literal
 
 import polars as pl
 
-from evalframe._expr import IntoExpr, describe, elementwise, parse_into_expr
+from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import split, whitespace_characters
@@ -99,26 +99,31 @@ def _strip(expr: pl.Expr) -> pl.Expr:
     return expr.str.strip_chars(whitespace_characters())
 
 
+#: Kernel results marking a row whose prediction (or gold) is an empty list.
+_EMPTY_PREDICTION, _EMPTY_GOLD = -1.0, -2.0
+
+
 def _as_rows(metric: str, role: str, source: IntoExpr, series: pl.Series) -> pl.DataFrame:
-    """One row per (input row, element): a string stays one element, a list is exploded."""
+    """One row per (input row, element): a string stays one element, a list is exploded.
+
+    An empty list contributes no element (the caller marks its row).
+    """
     frame = pl.DataFrame({"value": series}).with_row_index("row")
     dtype = series.dtype
     if isinstance(dtype, pl.List) and dtype.inner in (pl.String, pl.Null):
-        empty = (series.list.len() == 0).fill_null(False)
-        count = int(empty.sum())
-        if count:
-            first = int(empty.arg_true()[0])
-            raise EvalframeError(
-                f"metric {metric!r}: {count} row(s) of {role} column {describe(source)} are "
-                f"empty lists; expected at least one string. First offending row: {first}"
-            )
-        return frame.explode("value")
+        return frame.explode("value", empty_as_null=False)
     if dtype in (pl.String, pl.Null):
         return frame.with_columns(pl.col("value").cast(pl.String))
     raise EvalframeError(
         f"metric {metric!r}: {role} column {describe(source)} has dtype {dtype}; "
         "expected str or list[str]"
     )
+
+
+def _empty_list(series: pl.Series) -> pl.Series:
+    if isinstance(series.dtype, pl.List):
+        return (series.list.len() == 0).fill_null(False)
+    return pl.Series([False] * len(series))
 
 
 def _max_over_pairs(
@@ -135,6 +140,8 @@ def _max_over_pairs(
     (normalised, tokenised) once per element with expressions, the pairs of a row are
     formed by a join on the row number, and the per-row maximum is taken by a group-by.
     ``prepare_*`` map the element column ``value`` to named columns ``pair_score`` reads.
+    A row with an empty list on either side is an error (lighteval's ``max()`` of no
+    pairs fails), reported by a guard with the row's number in the input.
     """
 
     def kernel(series: Sequence[pl.Series]) -> pl.Series:
@@ -149,10 +156,27 @@ def _max_over_pairs(
         )
         rows = pl.DataFrame({"row": pl.int_range(len(series[0]), eager=True, dtype=pl.UInt32)})
         joined = rows.join(per_row, on="row", how="left").sort("row")
-        return joined["score"].cast(pl.Float64)
+        return (
+            joined["score"]
+            .cast(pl.Float64)
+            .set(_empty_list(series[1]), _EMPTY_GOLD)
+            .set(_empty_list(series[0]), _EMPTY_PREDICTION)
+        )
 
     inputs = [parse_into_expr(prediction), parse_into_expr(gold)]
-    return elementwise(inputs, kernel, pl.Float64)
+    checks = [
+        RowCheck(
+            invalid=lambda values, marker=marker: values == marker,
+            what=f"an empty {role} list",
+            expected=f"at least one string in {role} column {describe(source)}",
+            show=((role, parse_into_expr(source)),),
+        )
+        for role, source, marker in (
+            ("prediction", prediction, _EMPTY_PREDICTION),
+            ("gold", gold, _EMPTY_GOLD),
+        )
+    ]
+    return guard(metric, elementwise(inputs, kernel, pl.Float64), checks)
 
 
 def lighteval_exact_match(
