@@ -50,7 +50,7 @@ def unpack_f1(packed: pl.Expr) -> pl.Expr:
     return packed % _EM_UNIT
 
 
-def span_lists(prediction: pl.Series) -> pl.Series:
+def _span_lists(prediction: pl.Series) -> pl.Series:
     """``str`` -> ``[str]``; ``list[str]`` unchanged (a null stays null)."""
     if prediction.dtype in (pl.String, pl.Null):
         return prediction.cast(pl.String).to_frame("p").select(pl.concat_list("p")).to_series()
@@ -59,7 +59,7 @@ def span_lists(prediction: pl.Series) -> pl.Series:
     raise EvalframeError(f"prediction has dtype {prediction.dtype}; expected str or list[str]")
 
 
-def alternative_lists(gold: pl.Series) -> pl.Series:
+def _alternative_lists(gold: pl.Series) -> pl.Series:
     """``str`` -> ``[[str]]``; ``list[str]`` -> ``[[a], [b]]``; ``list[list[str]]`` unchanged."""
     if gold.dtype in (pl.List(_SPANS), pl.List(pl.List(pl.Null))):
         return gold.cast(pl.List(_SPANS))
@@ -241,8 +241,8 @@ def score_batch(batch: pl.Series) -> pl.Series:
     inputs = batch.struct.unnest()
     rows = pl.DataFrame(
         {
-            "p": span_lists(inputs.get_column("prediction")),
-            "g": alternative_lists(inputs.get_column("gold")),
+            "p": _span_lists(inputs.get_column("prediction")),
+            "g": _alternative_lists(inputs.get_column("gold")),
         }
     )
     status = _row_status(rows)
