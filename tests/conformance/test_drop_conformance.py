@@ -15,6 +15,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalframe import metrics as M
 from evalframe.normalize import drop_fix_number, drop_is_number, drop_normalize
@@ -263,3 +265,23 @@ def test_span_normalisation_by_distinct_token_matches_the_reference():
     spans = [*SPANS, *(_random_span(rng) for _ in range(3000))]
     ours = _normalize_spans(pl.Series(spans, dtype=pl.String)).to_list()
     assert ours == [REF._normalize(span) for span in spans]
+
+
+# Characters that stress each rule: separators, Python-only whitespace, digits of
+# other scripts, number syntax, punctuation, case mappings that change length or
+# depend on context (İ, final sigma), article letters.
+_TRICKY = (
+    " -\t\n\x1c\x85\u3000\u2028_.,+eE0179١۲𝟙½$%'!?()ΣσςİIiıtheaAnTHE\u0301é"
+)
+_span = st.text(alphabet=_TRICKY, max_size=12)
+_row = st.tuples(
+    st.lists(_span, max_size=4),
+    st.lists(st.lists(_span, min_size=1, max_size=4), max_size=3),
+)
+
+
+@given(st.lists(_row, min_size=1, max_size=25))
+def test_random_unicode_rows_match_the_reference(rows):
+    predictions = [prediction for prediction, _ in rows]
+    golds = [gold for _, gold in rows]
+    _check(predictions, golds, pl.List(pl.String), pl.List(pl.List(pl.String)))
