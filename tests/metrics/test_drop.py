@@ -139,6 +139,19 @@ def test_wrong_dtype_is_reported_by_the_engine():
         ef.score(frame, ["drop_em"])
 
 
+@pytest.mark.parametrize(
+    ("prediction", "gold", "message"),
+    [
+        ([1], ["1"], r"prediction input has dtype Int64; expected str or list\[str\]"),
+        (["1"], [[[[1]]]], r"gold input has dtype .*; expected str, list\[str\] or list"),
+    ],
+)
+def test_wrong_dtype_in_a_bare_expression(prediction, gold, message):
+    frame = pl.DataFrame({"p": prediction, "g": gold})
+    with pytest.raises(EvalframeError, match=message):
+        frame.select(M.drop_f1("p", "g"))
+
+
 def test_registry_specs():
     for name in ("drop_em", "drop_f1"):
         spec, _ = resolve(name)

@@ -56,7 +56,10 @@ def _span_lists(prediction: pl.Series) -> pl.Series:
         return prediction.cast(pl.String).to_frame("p").select(pl.concat_list("p")).to_series()
     if prediction.dtype in (_SPANS, pl.List(pl.Null)):
         return prediction.cast(_SPANS)
-    raise EvalframeError(f"prediction has dtype {prediction.dtype}; expected str or list[str]")
+    raise EvalframeError(
+        f"drop_em/drop_f1: the prediction input has dtype {prediction.dtype}; "
+        "expected str or list[str]"
+    )
 
 
 def _alternative_lists(gold: pl.Series) -> pl.Series:
@@ -70,7 +73,8 @@ def _alternative_lists(gold: pl.Series) -> pl.Series:
             pl.col("g").list.eval(pl.concat_list([pl.element()]))
         ).to_series()
     raise EvalframeError(
-        f"gold has dtype {gold.dtype}; expected str, list[str] or list[list[str]]"
+        f"drop_em/drop_f1: the gold input has dtype {gold.dtype}; expected str, list[str] or "
+        "list[list[str]]"
     )
 
 
