@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -84,21 +86,40 @@ def test_invalid_values_raise_with_count(counts):
         ef.score(bad, ["pass@1"])
 
 
-@pytest.mark.parametrize("streaming", [False, True])
-def test_errors_name_the_row_of_the_input_however_it_is_split(tmp_path, streaming):
-    # 200,000 rows in 10 row groups: the engine hands metrics several batches, yet the
-    # first bad row is named by its number in the input.
+@pytest.fixture
+def counts_with_bad_rows(tmp_path):
+    # 200,000 rows in 10 row groups, bad rows at 10 and 150,000-150,001: Polars hands
+    # metrics the rows in batches, checked in parallel.
     rows = 200_000
     c = pl.Series([1] * rows)
+    c[10] = 50
     c[150_000] = 30
     c[150_001] = 40
     path = tmp_path / "counts.parquet"
     pl.DataFrame({"n": [10] * rows, "c": c}).write_parquet(path, row_group_size=20_000)
-    scored = ef.score(pl.scan_parquet(path), ["pass@1"])
-    with pytest.raises(EvalframeError, match=r"First offending row: 150000 \(n=10, c=30\)"):
-        collect(scored, streaming=streaming)
-    with pytest.raises(EvalframeError, match=r"First offending row: 150000 \(n=10, c=30\)"):
-        ef.score(pl.read_parquet(path), ["pass@1"])
+    return path
+
+
+def test_collected_errors_count_every_bad_row_and_name_the_first(counts_with_bad_rows):
+    exact = (
+        r"3 row\(s\) have c > n .*\(counted in rows 0-199999\)"
+        r".*First offending row: 10 \(n=10, c=50\)$"
+    )
+    with pytest.raises(EvalframeError, match=exact):
+        ef.score(pl.read_parquet(counts_with_bad_rows), ["pass@1"])
+    with pytest.raises(EvalframeError, match=exact):
+        collect(ef.score(pl.scan_parquet(counts_with_bad_rows), ["pass@1"]))
+
+
+def test_streamed_errors_name_rows_by_their_number_in_the_input(counts_with_bad_rows):
+    scored = ef.score(pl.scan_parquet(counts_with_bad_rows), ["pass@1"])
+    with pytest.raises(EvalframeError) as error:
+        collect(scored, streaming=True)
+    message = str(error.value)
+    low, high = map(int, re.search(r"counted in rows (\d+)-(\d+)", message).groups())
+    row = int(re.search(r"First offending row: (\d+)", message).group(1))
+    assert row in (10, 150_000) and low <= row <= high
+    assert f"(n=10, c={50 if row == 10 else 30})" in message
 
 
 def test_empty_metric_list(counts):

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 import polars as pl
 
 from evalframe._version import __version__
-from evalframe.engine import score_plan
+from evalframe.engine import collect, score_plan
 from evalframe.errors import EvalframeError
 from evalframe.io.load import scan
 from evalframe.io.save import save
@@ -223,11 +223,11 @@ def _run_score(args: argparse.Namespace) -> int:
     with progress(f"scoring {len(planned)} metric(s)", args.quiet):
         if output == STDIO:
             buffer = io.BytesIO()
-            scored.collect().write_parquet(buffer, metadata=metadata)
+            collect(scored).write_parquet(buffer, metadata=metadata)
             sys.stdout.buffer.write(buffer.getvalue())
             sys.stdout.flush()
         elif output is None:
-            _show(scored.collect())
+            _show(collect(scored))
         else:
             save(scored, output, metadata=metadata)
     return EXIT_OK

@@ -134,13 +134,27 @@ def _unused_name(schema: Mapping[str, pl.DataType], base: str) -> str:
 
 
 def collect(frame: pl.LazyFrame, *, streaming: bool = False) -> pl.DataFrame:
-    """Collect a scored plan, turning polars' errors about the input into EvalframeError."""
+    """Collect a scored plan, turning polars' errors about the input into EvalframeError.
+
+    Polars may hand metrics the rows in batches, checked in parallel; an error then
+    counts the offending rows of one batch. Unless ``streaming``, a failed plan is
+    checked again in one batch, so the error counts every offending row and names
+    the first one in the input.
+    """
     try:
         return frame.collect(engine="streaming" if streaming else "auto")
     except EvalframeError as error:
-        # Raised inside the plan: polars appends the expression it was evaluating.
-        message = str(error).split("\n\nThis error occurred", 1)[0]
-        raise EvalframeError(message) from error.__cause__
+        if not streaming:
+            try:
+                frame.collect(engine="in-memory")
+            except EvalframeError as whole:
+                raise EvalframeError(_without_plan(whole)) from whole.__cause__
+        raise EvalframeError(_without_plan(error)) from error.__cause__
     except pl.exceptions.PolarsError as error:
         text = str(error).strip()
         raise EvalframeError(text.splitlines()[0] if text else type(error).__name__) from error
+
+
+def _without_plan(error: Exception) -> str:
+    # Raised inside the plan: polars appends the expression it was evaluating.
+    return str(error).split("\n\nThis error occurred", 1)[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -29,25 +30,41 @@ def save(
     [1.0]
     """
     kind = format_of(path, WRITE_FORMATS, "write")
-    lazy = isinstance(frame, pl.LazyFrame)
+    if kind == "csv":
+        _check_flat(frame, path)
+    target = Path(path)
+    # Written beside the target and moved into place only when complete: a plan that
+    # fails half-way (a metric rejecting a row) leaves no partial file behind.
+    partial = target.with_name(f".{target.name}.partial")
     try:
-        if kind == "parquet":
-            if lazy:
-                frame.sink_parquet(path, metadata=dict(metadata or {}) or None)
-            else:
-                frame.write_parquet(path, metadata=dict(metadata or {}) or None)
-        elif kind == "ipc":
-            frame.sink_ipc(path) if lazy else frame.write_ipc(path)
-        elif kind == "ndjson":
-            frame.sink_ndjson(path) if lazy else frame.write_ndjson(path)
-        elif kind == "csv":
-            _check_flat(frame, path)
-            frame.sink_csv(path) if lazy else frame.write_csv(path)
-        else:
-            (frame.collect() if lazy else frame).write_json(path)
-    except pl.exceptions.PolarsError as error:
+        _write(frame, partial, kind, metadata)
+        os.replace(partial, target)
+    except EvalframeError as error:
+        raise EvalframeError(str(error).split("\n\nThis error occurred", 1)[0]) from None
+    except (pl.exceptions.PolarsError, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise EvalframeError(f"cannot write {str(path)!r}: {message}") from error
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _write(
+    frame: pl.DataFrame | pl.LazyFrame, path: Path, kind: str, metadata: Mapping[str, str] | None
+) -> None:
+    lazy = isinstance(frame, pl.LazyFrame)
+    if kind == "parquet":
+        if lazy:
+            frame.sink_parquet(path, metadata=dict(metadata or {}) or None)
+        else:
+            frame.write_parquet(path, metadata=dict(metadata or {}) or None)
+    elif kind == "ipc":
+        frame.sink_ipc(path) if lazy else frame.write_ipc(path)
+    elif kind == "ndjson":
+        frame.sink_ndjson(path) if lazy else frame.write_ndjson(path)
+    elif kind == "csv":
+        frame.sink_csv(path) if lazy else frame.write_csv(path)
+    else:
+        (frame.collect() if lazy else frame).write_json(path)
 
 
 def _check_flat(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
