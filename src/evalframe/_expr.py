@@ -133,6 +133,20 @@ def _row_error(
     )
 
 
+def let(bindings: dict[str, pl.Expr], body: Callable[..., pl.Expr]) -> pl.Expr:
+    """Evaluate ``body`` with each binding computed once, however often it is used.
+
+    A polars expression tree repeats a sub-expression at every use; packing the
+    values into a one-element list of structs and evaluating ``body`` inside
+    ``list.eval`` refers to them by field instead. ``body`` must be row-wise.
+
+    >>> pl.select(let({"x": pl.lit(3)}, lambda x: x * x + x)).item()
+    12
+    """
+    fields = {name: pl.element().struct.field(name) for name in bindings}
+    return pl.concat_list([pl.struct(**bindings)]).list.eval(body(**fields)).list.first()
+
+
 def elementwise(
     inputs: Sequence[pl.Expr], kernel: Callable[[Sequence[pl.Series]], pl.Series], dtype
 ) -> pl.Expr:

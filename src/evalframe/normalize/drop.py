@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import re
 import string
-import unicodedata
-from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -46,53 +44,17 @@ import polars as pl
 import pyarrow as pa
 
 from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe.normalize._python_float import accepted_by_float, float_text
 from evalframe.normalize._python_text import (
-    _all_characters,
-    _as_class,
     lower,
     replace_words,
     split_join,
-    whitespace_characters,
 )
 
 __all__ = ["drop_fix_number", "drop_is_number", "drop_normalize", "drop_tokens"]
 
 #: The words ``_remove_articles`` replaces (``\b(a|an|the)\b``).
 ARTICLES = ("a", "an", "the")
-
-
-@cache
-def _decimal_digits() -> dict[str, str]:
-    """Every character ``float()`` reads as a decimal digit, mapped to its ASCII digit.
-
-    CPython converts a non-ASCII character to a digit when it has a Unicode decimal
-    value (``Py_UNICODE_TODECIMAL``); those are exactly the characters ``re``'s
-    ``\\d`` matches in a str pattern (``Py_UNICODE_ISDECIMAL``, the same table).
-    """
-    return {ch: str(unicodedata.decimal(ch)) for ch in re.findall(r"\d", _all_characters())}
-
-
-@cache
-def _float_strip_characters() -> str:
-    """Characters ``float()`` strips from both ends of its argument.
-
-    The ASCII whitespace ``" \\t\\n\\v\\f\\r"`` and every non-ASCII character for which
-    ``str.isspace()`` holds; *not* the ASCII separators ``\\x1c``-``\\x1f``, which
-    ``str.isspace()`` accepts but ``float()`` rejects.
-    """
-    return " \t\n\v\f\r" + "".join(ch for ch in whitespace_characters() if ord(ch) >= 128)
-
-
-@cache
-def _number_pattern() -> str:
-    """A regex matching exactly the strings Python's ``float()`` accepts."""
-    digit = _as_class(_decimal_digits())
-    space = _as_class(_float_strip_characters())
-    digits = f"{digit}(?:_?{digit})*"  # PEP 515: one underscore, only between digits
-    decimal = f"(?:{digits}(?:\\.(?:{digits})?)?|\\.{digits})"
-    exponent = f"(?:[eE][+-]?{digits})?"
-    special = "[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]"
-    return f"^{space}*[+-]?(?:{decimal}{exponent}|{special}){space}*$"
 
 
 def drop_is_number(text: IntoExpr) -> pl.Expr:
@@ -118,57 +80,7 @@ def drop_is_number(text: IntoExpr) -> pl.Expr:
     │ number ┆ true     ┆ true     ┆ true     ┆ … ┆ true     ┆ false    ┆ false    ┆ null     │
     └────────┴──────────┴──────────┴──────────┴───┴──────────┴──────────┴──────────┴──────────┘
     """
-    return parse_into_expr(text).str.contains(_number_pattern())
-
-
-def _python_float(text: pl.Expr) -> pl.Expr:
-    """``float(text)`` for a text :func:`drop_is_number` accepts (unspecified otherwise)."""
-    return (
-        text.str.strip_chars(_float_strip_characters())
-        .str.replace_all("_", "", literal=True)
-        .str.replace_many(_non_ascii_digits())
-        .cast(pl.Float64, strict=False)
-    )
-
-
-def _let(bindings: dict[str, pl.Expr], body: Callable[..., pl.Expr]) -> pl.Expr:
-    """Evaluate ``body`` with each binding computed once, however often it is used.
-
-    A polars expression tree repeats a sub-expression at every use; packing the
-    values into a one-element list of structs and evaluating ``body`` inside
-    ``list.eval`` refers to them by field instead. ``body`` must be row-wise.
-    """
-    fields = {name: pl.element().struct.field(name) for name in bindings}
-    return pl.concat_list([pl.struct(**bindings)]).list.eval(body(**fields)).list.first()
-
-
-@cache
-def _non_ascii_digits() -> dict[str, str]:
-    return {ch: value for ch, value in _decimal_digits().items() if ord(ch) >= 128}
-
-
-def _python_repr(number: pl.Expr) -> pl.Expr:
-    """``repr(float)`` of a Float64 expression, as Python prints it.
-
-    Polars prints the same shortest round-trip digits as Python; it differs only
-    in ``NaN`` (Python ``nan``), one-digit exponents (``1e-7``; Python ``1e-07``)
-    and in writing ``1e-5 <= |x| < 1e-4`` without an exponent (Python ``1e-05``).
-    """
-    return _let({"text": number.cast(pl.String)}, _python_repr_of)
-
-
-def _python_repr_of(text: pl.Expr) -> pl.Expr:
-    # Each fix runs only where it can apply (elsewhere its input is null, which is cheap).
-    small = pl.when(text.str.starts_with("0.0000") | text.str.starts_with("-0.0000")).then(
-        text.str.replace(r"^(-?)0\.0000([0-9])([0-9]*)$", "${1}${2}.${3}e-05").str.replace(
-            ".e", "e", literal=True
-        )
-    )
-    text = pl.coalesce(small, text)
-    exponent = pl.when(text.str.contains("e", literal=True)).then(
-        text.str.replace(r"e([+-])([0-9])$", "e${1}0${2}")
-    )
-    return pl.coalesce(exponent, text).str.replace("NaN", "nan", literal=True)
+    return accepted_by_float(parse_into_expr(text))
 
 
 def drop_fix_number(text: IntoExpr) -> pl.Expr:
@@ -194,13 +106,7 @@ def drop_fix_number(text: IntoExpr) -> pl.Expr:
     │ null     ┆ null   │
     └──────────┴────────┘
     """
-    return _let({"text": parse_into_expr(text)}, _fix_number_of)
-
-
-def _fix_number_of(text: pl.Expr) -> pl.Expr:
-    # Non-numbers become null before the (costlier) parse and print, which then skip them.
-    number = pl.when(drop_is_number(text)).then(text)
-    return pl.coalesce(_python_repr(_python_float(number)), text)
+    return float_text(parse_into_expr(text))
 
 
 @cache
@@ -210,10 +116,10 @@ def _punctuation_class() -> str:
 
 def _fix_token(token: pl.Expr) -> pl.Expr:
     """``_fix_number(_remove_punc(token))`` for one lower-cased token."""
-    kept = pl.when(drop_is_number(token)).then(token).otherwise(
+    kept = pl.when(accepted_by_float(token)).then(token).otherwise(
         token.str.replace_all(_punctuation_class(), "")
     )
-    return _let({"text": kept}, _fix_number_of)
+    return float_text(kept)
 
 
 def drop_normalize(text: IntoExpr) -> pl.Expr:

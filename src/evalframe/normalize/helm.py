@@ -29,8 +29,8 @@ from functools import cache
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe.normalize._python_float import float_text
 from evalframe.normalize._python_text import (
-    _all_characters,
     _as_class,
     lower,
     replace_words,
@@ -39,63 +39,10 @@ from evalframe.normalize._python_text import (
 
 __all__ = ["gsm8k_normalize", "helm_normalize"]
 
-#: A token of ASCII digits whose value has at most 15 significant digits: Python's
-#: ``str(float(token))`` is then the digits without leading zeros followed by ``.0``.
-_PLAIN_INTEGER = r"^0*([0-9]{1,15})$"
-
-
 @cache
 def _punctuation_class() -> str:
     """``set(string.punctuation)``: the 32 ASCII punctuation characters."""
     return _as_class(string.punctuation)
-
-
-@cache
-def _number_like_class() -> str:
-    """Characters Python's ``float()`` reads as digits (``str.isdecimal``, any script)."""
-    return _as_class(ch for ch in _all_characters() if ch.isdecimal())
-
-
-def _python_float_text(token: str) -> str:
-    try:
-        return str(float(token))
-    except ValueError:
-        return token
-
-
-def _homogenize_numbers(series: pl.Series) -> pl.Series:
-    """lighteval's ``homogeneize_numbers`` on every space-separated token of each row.
-
-    A token Python's ``float()`` accepts becomes ``str(float(token))`` (``"007"`` ->
-    ``"7.0"``, ``"1e3"`` -> ``"1000.0"``, ``"infinity"`` -> ``"inf"``). Plain integers
-    of up to 15 significant digits are rewritten by an expression; the rare other
-    candidates (exponents, non-ASCII digits, longer numbers, ``inf``/``nan``, tokens
-    with whitespace other than a space) are converted once per distinct token.
-    """
-    tokens = series.str.split(" ")
-    flat = tokens.explode()
-    plain = flat.str.contains(_PLAIN_INTEGER)
-    candidate = (
-        flat.str.contains(_number_like_class())
-        | flat.str.contains("inf", literal=True)
-        | flat.str.contains("nan", literal=True)
-    )
-    rare = flat.filter(candidate.fill_null(False) & ~plain.fill_null(False)).unique()
-    old: list[str] = []
-    new: list[str] = []
-    for token in rare.to_list():  # distinct rare tokens, not rows
-        converted = _python_float_text(token)
-        if converted != token:
-            old.append(token)
-            new.append(converted)
-    element = pl.element()
-    other = element.replace(old, new) if old else element
-    rewritten = (
-        pl.when(element.str.contains(_PLAIN_INTEGER))
-        .then(element.str.extract(_PLAIN_INTEGER, 1) + ".0")
-        .otherwise(other)
-    )
-    return tokens.list.eval(rewritten).list.join(" ")
 
 
 def helm_normalize(expr: IntoExpr) -> pl.Expr:
@@ -144,7 +91,8 @@ def helm_normalize(expr: IntoExpr) -> pl.Expr:
     text = lower(parse_into_expr(expr))
     text = text.str.replace_all("-", " ", literal=True)
     text = text.str.replace_all(_punctuation_class(), "")
-    text = text.map_batches(_homogenize_numbers, return_dtype=pl.String, is_elementwise=True)
+    # homogeneize_numbers on every space-separated token: str(float(token)) if a number.
+    text = text.str.split(" ").list.eval(float_text(pl.element())).list.join(" ")
     text = replace_words(text, ("a", "an", "the"))
     return split_join(text)
 
