@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from evalframe._expr import numbered_rows
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.registry import MetricSpec, resolve
 from evalframe.schema import ROLES, resolve_columns
@@ -148,13 +148,8 @@ def collect(frame: pl.LazyFrame, *, streaming: bool = False) -> pl.DataFrame:
             try:
                 frame.collect(engine="in-memory")
             except EvalframeError as whole:
-                raise EvalframeError(_without_plan(whole)) from whole.__cause__
-        raise EvalframeError(_without_plan(error)) from error.__cause__
+                raise EvalframeError(without_plan(whole)) from whole.__cause__
+        raise EvalframeError(without_plan(error)) from error.__cause__
     except pl.exceptions.PolarsError as error:
         text = str(error).strip()
         raise EvalframeError(text.splitlines()[0] if text else type(error).__name__) from error
-
-
-def _without_plan(error: Exception) -> str:
-    # Raised inside the plan: polars appends the expression it was evaluating.
-    return str(error).split("\n\nThis error occurred", 1)[0]

@@ -15,3 +15,15 @@ class EvalframeError(ValueError):
     >>> issubclass(EvalframeError, ValueError)
     True
     """
+
+
+def without_plan(error: Exception) -> str:
+    """The message of an error raised inside a polars plan, without the plan.
+
+    Polars appends the expression it was evaluating to an exception raised in a
+    kernel; the user's message is what comes before it.
+
+    >>> without_plan(ValueError("bad row\\n\\nThis error occurred in ..."))
+    'bad row'
+    """
+    return str(error).split("\n\nThis error occurred", 1)[0]

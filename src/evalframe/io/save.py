@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.formats import WRITE_FORMATS, format_of
 
 
@@ -40,7 +40,7 @@ def save(
         _write(frame, partial, kind, metadata)
         os.replace(partial, target)
     except EvalframeError as error:
-        raise EvalframeError(str(error).split("\n\nThis error occurred", 1)[0]) from None
+        raise EvalframeError(without_plan(error)) from None
     except (pl.exceptions.PolarsError, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise EvalframeError(f"cannot write {str(path)!r}: {message}") from error

@@ -281,11 +281,9 @@ def score_batch(batch: pl.Series) -> pl.Series:
     entries = entries.select("entry", "row", "n_pred", n_gold=pl.col("g").list.len())
     # Every (gold span, predicted span) pair of an alternative, in row-major matrix order.
     pairs = gold.join(predicted, on="row", how="inner", maintain_order="left_right")
-    pair_f1 = _pair_scores(
-        pairs.get_column("p").to_numpy().astype(np.int64),
-        pairs.get_column("g").to_numpy().astype(np.int64),
-        bags,
-    )
+    pair_predicted = pairs.get_column("p").to_numpy().astype(np.int64)
+    pair_gold = pairs.get_column("g").to_numpy().astype(np.int64)
+    pair_f1 = _pair_scores(pair_predicted, pair_gold, bags)
     single = (
         (entries.get_column("n_gold") == 1) & (entries.get_column("n_pred") == 1)
     ).to_numpy()
@@ -297,7 +295,7 @@ def score_batch(batch: pl.Series) -> pl.Series:
     pair_entry = pairs.get_column("entry").to_numpy()
     single_pairs = single[pair_entry]
     f1[single] = pair_f1[single_pairs]
-    em[single] = (pairs.get_column("p") == pairs.get_column("g")).to_numpy()[single_pairs]
+    em[single] = (pair_predicted == pair_gold)[single_pairs]
     multi = ~single
     if multi.any():
         f1[multi] = _aligned_means(pair_f1[~single_pairs], n_gold[multi], n_pred[multi])

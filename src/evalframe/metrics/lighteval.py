@@ -123,7 +123,7 @@ def _as_rows(metric: str, role: str, source: IntoExpr, series: pl.Series) -> pl.
 def _empty_list(series: pl.Series) -> pl.Series:
     if isinstance(series.dtype, pl.List):
         return (series.list.len() == 0).fill_null(False)
-    return pl.Series([False] * len(series))
+    return pl.repeat(False, len(series), eager=True)
 
 
 def _max_over_pairs(
