@@ -23,6 +23,7 @@ from typing import Any, Literal
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.metrics.reduce import MEAN, Reduction
 
 Level = Literal["sample", "corpus"]
 
@@ -55,6 +56,14 @@ class MetricSpec:
     parameters: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
     divergences: tuple[str, ...] = ()
+    statistics: pl.DataType = pl.Float64
+    reduce: Reduction | Callable[..., Reduction] = MEAN
+
+    def reduction(self, options: Mapping[str, Any] | None = None) -> Reduction:
+        """The reduction for the given keyword options (every option, defaults filled in)."""
+        if callable(self.reduce):
+            return self.reduce(**dict(options or {}))
+        return self.reduce
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -91,6 +100,8 @@ def register(
     parameters: Mapping[str, Callable[[str], Any]] | None = None,
     options: Mapping[str, Any] | None = None,
     divergences: Sequence[str] = (),
+    statistics: pl.DataType = pl.Float64,
+    reduce: Reduction | Callable[..., Reduction] = MEAN,
     function: Callable[..., pl.Expr] | None = None,
 ):
     """Register a metric function under ``name``; usable as a decorator.
@@ -99,7 +110,17 @@ def register(
     one whose columns all exist is used). The function's keyword arguments for the
     roles are named as the roles. ``options`` are fixed keyword arguments, which
     lets one function back several named metrics.
+
+    A sample metric's function returns a ``Float64`` score per row, reduced by the
+    mean. A corpus metric (``level="corpus"``) returns per-row ``statistics`` (a
+    ``pl.Struct`` of numeric or label fields, null where the row cannot be scored)
+    and names its ``reduce``: a :mod:`evalframe.metrics.reduce` reduction, or a
+    function of the metric's keyword options returning one (``f1(average=...)``).
     """
+    if level == "corpus" and reduce is MEAN:
+        raise ValueError(f"corpus metric {name!r} needs a reduce (Sums or Table)")
+    if level == "corpus" and not isinstance(statistics, pl.Struct):
+        raise ValueError(f"corpus metric {name!r} needs statistics=pl.Struct({{...}})")
     if roles and isinstance(roles[0], str):
         role_sets = (tuple(roles),)
     else:
@@ -121,6 +142,8 @@ def register(
             parameters=dict(parameters or {}),
             options=dict(options or {}),
             divergences=tuple(divergences),
+            statistics=statistics,
+            reduce=reduce,
         )
         return func
 
