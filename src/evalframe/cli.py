@@ -25,11 +25,19 @@ import polars as pl
 from evalframe._version import __version__
 from evalframe.engine import collect, score_plan
 from evalframe.errors import EvalframeError
-from evalframe.io.load import scan
+from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
 from evalframe.metrics.registry import all_metrics, list_metrics
+from evalframe.metrics.request import parse_requests
+from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
-from evalframe.stats.aggregate import aggregate, metric_columns
+from evalframe.stats.aggregate import (
+    aggregate,
+    decode_metadata,
+    encode_metadata,
+    metric_columns,
+    recorded_metrics,
+)
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 STDIO = "-"
@@ -64,13 +72,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="score dumps with metrics; write the input plus one column per metric",
         description=(
             "Score every row of the input files with the given metrics. The output keeps every "
-            "input row and column in order and adds one Float64 column per metric, named as the "
-            "metric. Without -o the result is written to standard output as parquet when it is "
+            "input row and column in order and adds one column per metric, named as requested: "
+            "a Float64 score for a sample-level metric, the row's statistics (a struct) for a "
+            "corpus-level metric, which 'evalframe aggregate' reduces to the score. Metric "
+            "options: -m 'name(key=value, ...)'; name the column with -m 'alias=name(...)'. "
+            "Without -o the result is written to standard output as parquet when it is "
             "piped (for 'evalframe aggregate'), or shown as a table on a terminal."
         ),
         epilog=(
-            "Example: evalframe score runs/*.jsonl -m squad_em -m squad_f1 --col gold=answers "
-            "-o scored.parquet\n\nMetrics: " + _metric_help()
+            "Example: evalframe score runs/*.jsonl -m squad_em -m 'em_ci=exact_match(ignore_case="
+            "true)' --col gold=answers -o scored.parquet\n\nMetrics: " + _metric_help()
         ),
     )
     score.add_argument(
@@ -79,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "-m", "--metric", action="append", required=True, dest="metrics", metavar="METRIC",
-        help="a metric name (repeatable), e.g. squad_f1 or pass@10; see 'evalframe metrics'",
+        help="a metric (repeatable): a name such as squad_f1 or pass@10, with options as "
+        "'name(key=value, ...)' and an optional 'alias=' for the column; see 'evalframe metrics'",
     )
     score.add_argument(
         "--col", action="append", default=[], metavar="ROLE=COLUMN",
@@ -100,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="aggregate scored files per group: mean, standard error, confidence interval",
         description=(
             "Aggregate the metric columns of scored files: one row per group and metric with "
-            "n, n_null, value (mean), stderr (standard error of the mean), ci_low, ci_high "
-            "(normal approximation) and a signature of what determines the numbers. Null scores "
-            "are not counted in n. Groups in which a metric has no score at all are left out "
-            "(use --keep-empty to keep them)."
+            "n, n_null, value, stderr, ci_low, ci_high (normal approximation) and a signature "
+            "of what determines the numbers. Sample-level metrics: the mean and the standard "
+            "error of the mean. Corpus-level metrics (f1, mcc, perplexity...): the metric's "
+            "formula over the group's statistics and a seeded bootstrap standard error. Null "
+            "scores are not counted in n. Groups in which a metric has no score at all are "
+            "left out (use --keep-empty to keep them)."
         ),
         epilog="Example: evalframe aggregate scored.parquet --by model,task -o summary.csv",
     )
@@ -122,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--ci", type=float, default=0.95, metavar="LEVEL",
         help="confidence level of the interval (default 0.95)",
     )
+    agg.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="B",
+        help="bootstrap replicates for the standard error of corpus metrics (default 1000)",
+    )
+    agg.add_argument(
+        "--seed", type=int, default=0, metavar="SEED",
+        help="seed of the bootstrap (default 0; results are reproducible)",
+    )
     agg.add_argument("--keep-empty", action="store_true", help="keep groups with no scores")
     agg.add_argument(
         "-o", "--output", metavar="PATH",
@@ -137,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--names", action="store_true", help="print only the names, one a line")
     metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
     _add_common(metrics)
+
+    normalizers = commands.add_parser(
+        "normalizers",
+        help="list the text normalisers metrics accept as normalizer=NAME",
+        description="List the normaliser table: name, the reference it reproduces, meaning.",
+    )
+    normalizers.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_common(normalizers)
     return parser
 
 
@@ -191,7 +221,7 @@ def progress(label: str, quiet: bool) -> Iterator[None]:
             sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
 
 
-def _read_stdin_parquet() -> pl.LazyFrame:
+def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str]]:
     if sys.stdin.isatty():
         raise UsageError(
             "evalframe aggregate: no input; give scored files, or pipe 'evalframe score' into it"
@@ -200,9 +230,11 @@ def _read_stdin_parquet() -> pl.LazyFrame:
     if not data:
         raise EvalframeError("no input: standard input is empty (give scored files or pipe one)")
     try:
-        return pl.read_parquet(io.BytesIO(data)).lazy()
+        frame = pl.read_parquet(io.BytesIO(data)).lazy()
+        recorded = decode_metadata(pl.read_parquet_metadata(io.BytesIO(data)))
     except pl.exceptions.PolarsError as error:
         raise EvalframeError(f"standard input is not a parquet file: {error}") from error
+    return frame, recorded
 
 
 def _show(frame: pl.DataFrame) -> None:
@@ -212,11 +244,12 @@ def _show(frame: pl.DataFrame) -> None:
 
 def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
-    scored, planned = score_plan(
-        scan(args.inputs), args.metrics, mapping, overwrite=args.overwrite
-    )
-    signature = ";".join(f"{name}|{spec.reference}" for name, spec, _ in planned)
-    metadata = {"evalframe.version": __version__, "evalframe.metrics": signature}
+    requests = parse_requests(args.metrics)  # checked before any input is read
+    scored, planned = score_plan(scan(args.inputs), requests, mapping, overwrite=args.overwrite)
+    metadata = {
+        "evalframe.version": __version__,
+        **encode_metadata({request.column: request.text for request, _ in planned}),
+    }
     output = args.output
     if output is None and not sys.stdout.isatty():
         output = STDIO
@@ -237,14 +270,21 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     inputs = [path for path in args.inputs if path != STDIO]
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
-    frame = scan(inputs) if inputs else _read_stdin_parquet()
+    if inputs:
+        frame, recorded = scan(inputs), recorded_metrics(expand_paths(inputs))
+    else:
+        frame, recorded = _read_stdin_parquet()
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
-    names = args.metrics or metric_columns(frame)
+    chosen = args.metrics or metric_columns(frame, recorded)
+    names = {name: recorded.get(name) for name in chosen}
+    options = {"ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed}
     with progress("aggregating", args.quiet):
-        table = aggregate(frame, by=keys, metrics=names, ci=args.ci, keep_empty=args.keep_empty)
+        table = aggregate(frame, by=keys, metrics=names, keep_empty=True, **options)
+    everything = table.height
+    if not args.keep_empty:
+        table = table.filter(pl.col("n") > 0)
     if not args.keep_empty and not args.quiet:
         kept = table.height
-        everything = aggregate(frame, by=keys, metrics=names, ci=args.ci, keep_empty=True).height
         if everything > kept:
             sys.stderr.write(
                 f"left out {everything - kept} group x metric row(s) with no scores "
@@ -268,7 +308,21 @@ def _run_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"score": _run_score, "aggregate": _run_aggregate, "metrics": _run_metrics}
+def _run_normalizers(args: argparse.Namespace) -> int:
+    table = list_normalizers()
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table)
+    return EXIT_OK
+
+
+COMMANDS = {
+    "score": _run_score,
+    "aggregate": _run_aggregate,
+    "metrics": _run_metrics,
+    "normalizers": _run_normalizers,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,20 +9,45 @@ import polars as pl
 from evalframe._expr import numbered_rows
 from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
-from evalframe.metrics.registry import MetricSpec, resolve
+from evalframe.metrics.request import MetricRequest, parse_requests
 from evalframe.schema import ROLES, resolve_columns
+
+#: Metrics as users give them: names with options (``"f1(average=macro)"``), a list of
+#: them, or a mapping output column -> metric.
+Metrics = str | Sequence[str] | Mapping[str, str]
 
 
 def plan_metrics(
     schema: Mapping[str, pl.DataType],
-    metrics: Sequence[str],
+    metrics: Metrics | Sequence[MetricRequest],
     columns: Mapping[str, str] | None = None,
-) -> list[tuple[str, MetricSpec, pl.Expr]]:
-    """Resolve and validate every metric against ``schema``; return (name, spec, expr)."""
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    if not metrics:
-        raise EvalframeError("no metrics requested; see evalframe.list_metrics()")
+) -> list[tuple[MetricRequest, pl.Expr]]:
+    """Resolve and validate every metric against ``schema``; return (request, expression)."""
+    requests = _requests(metrics)
+    mapping = check_mapping(columns)
+    planned = []
+    for request in requests:
+        chosen = resolve_columns(
+            request.column, request.spec.role_sets, schema, mapping, request.spec.dtypes
+        )
+        planned.append((request, request.build(chosen).alias(request.column)))
+    return planned
+
+
+def _requests(metrics: Metrics | Sequence[MetricRequest]) -> list[MetricRequest]:
+    if isinstance(metrics, Sequence) and not isinstance(metrics, str) and metrics and all(
+        isinstance(item, MetricRequest) for item in metrics
+    ):
+        return list(metrics)
+    return parse_requests(metrics)
+
+
+def check_mapping(columns: Mapping[str, str] | None) -> dict[str, str]:
+    """The role -> column mapping, checked: known roles, column names as strings."""
+    if columns is not None and not isinstance(columns, Mapping):
+        raise EvalframeError(
+            f"columns must map roles to column names (a dict), got {type(columns).__name__}"
+        )
     mapping = dict(columns or {})
     unknown_roles = sorted(set(mapping) - set(ROLES))
     if unknown_roles:
@@ -35,20 +60,12 @@ def plan_metrics(
             raise EvalframeError(
                 f"role {role!r} is mapped to {column!r}; expected a column name (str)"
             )
-    duplicates = sorted({name for name in metrics if list(metrics).count(name) > 1})
-    if duplicates:
-        raise EvalframeError(f"metric(s) requested more than once: {duplicates}")
-    planned = []
-    for name in metrics:
-        spec, params = resolve(name)
-        chosen = resolve_columns(name, spec.role_sets, schema, mapping, spec.dtypes)
-        planned.append((name, spec, spec.build(chosen, params).alias(name)))
-    return planned
+    return mapping
 
 
 def score(
     source: Source,
-    metrics: Sequence[str],
+    metrics: Metrics,
     *,
     columns: Mapping[str, str] | None = None,
     overwrite: bool = False,
@@ -56,9 +73,14 @@ def score(
     """Score every row of ``source`` with ``metrics``.
 
     Returns the input with one column per metric appended, named exactly as
-    requested (``"pass@10"``), rows and columns in their original order. A
-    sample-level metric gives a ``Float64`` score per row (null where an input is
-    null). A ``LazyFrame`` source gives a ``LazyFrame``; anything else is collected.
+    requested (``"pass@10"``, ``"f1(average=macro)"``) or by the alias
+    (``"em_ci=exact_match(ignore_case=true)"``, or ``{"em_ci": "exact_match(...)"}``),
+    rows and columns in their original order. A sample-level metric gives a
+    ``Float64`` score per row (null where an input is null); a corpus-level metric
+    (F1-macro, MCC, perplexity...) gives the row's statistics, a struct that
+    :func:`evalframe.aggregate` reduces to the score. A ``LazyFrame`` source gives a
+    ``LazyFrame``; anything else is collected. Metric names and options are checked
+    before any input is read.
 
     Parameters
     ----------
@@ -66,7 +88,9 @@ def score(
         A path, glob or list of paths (parquet, jsonl/json, csv, arrow), a polars
         DataFrame or LazyFrame, or a pyarrow Table.
     metrics
-        Registry names, see :func:`evalframe.list_metrics`.
+        Registry names with options, ``name(key=value, ...)``, optionally
+        ``alias=name(...)``; a list of them, or a mapping column -> metric. See
+        :func:`evalframe.list_metrics`.
     columns
         Role -> column name, for columns not named as their role (``{"gold": "answers"}``).
     overwrite
@@ -90,7 +114,9 @@ def score(
     │ null    ┆ ["x"]     ┆ null     │
     └─────────┴───────────┴──────────┘
     """
-    scored, _ = score_plan(scan(source), metrics, columns, overwrite=overwrite)
+    requests = parse_requests(metrics)
+    check_mapping(columns)
+    scored, _ = score_plan(scan(source), requests, columns, overwrite=overwrite)
     if isinstance(source, pl.LazyFrame):
         return scored
     return collect(scored)
@@ -98,11 +124,11 @@ def score(
 
 def score_plan(
     frame: pl.LazyFrame,
-    metrics: Sequence[str],
+    metrics: Metrics | Sequence[MetricRequest],
     columns: Mapping[str, str] | None = None,
     *,
     overwrite: bool = False,
-) -> tuple[pl.LazyFrame, list[tuple[str, MetricSpec, pl.Expr]]]:
+) -> tuple[pl.LazyFrame, list[tuple[MetricRequest, pl.Expr]]]:
     """The lazy plan that appends ``metrics`` to ``frame``, and the planned metrics.
 
     Error messages from the metrics name rows by their number in ``frame``: the
@@ -112,7 +138,7 @@ def score_plan(
     row_number = _unused_name(schema, "__evalframe_row")
     with numbered_rows(row_number):
         planned = plan_metrics(schema, metrics, columns)
-    clashing = [name for name, _, _ in planned if name in schema]
+    clashing = [request.column for request, _ in planned if request.column in schema]
     if clashing and not overwrite:
         raise EvalframeError(
             f"the input already has column(s) {clashing} named like the requested metrics; "
@@ -120,7 +146,7 @@ def score_plan(
         )
     scored = (
         frame.with_row_index(row_number)
-        .with_columns([expr for _, _, expr in planned])
+        .with_columns([expr for _, expr in planned])
         .drop(row_number)
     )
     return scored, planned

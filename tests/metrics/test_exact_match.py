@@ -1,4 +1,4 @@
-"""exact_match and token_f1: options, edge rules, nulls, errors (hand-computed values)."""
+"""exact_match: options, edge rules, nulls, errors (hand-computed values)."""
 
 from __future__ import annotations
 
@@ -51,23 +51,16 @@ def test_empty_gold_list_is_an_error():
         frame.select(M.token_f1("p", "g"))
 
 
-def test_token_f1():
-    frame = pl.DataFrame({"p": ["a b c", "", "x y", "x", None],
-                          "g": [["c d"], ["x", ""], ["y y x"], ["", "z"], ["x"]]})
-    out = frame.select(M.token_f1("p", "g")).to_series().to_list()
-    # "b c" vs "c d": p = r = 1/2 -> 0.5; "" vs "" -> 1 (kept, unlike squad_f1)
-    # "x y" vs "y y x": same 2, p = 1, r = 2/3 -> 0.8; "x" vs ""/"z" -> 0
-    assert out == [0.5, 1.0, (2 * 1.0 * (2 / 3)) / (1.0 + 2 / 3), 0.0, None]
-    raw = frame.select(M.token_f1("p", "g", normalize=None)).to_series().to_list()
-    assert raw[0] == (2 * (1 / 3) * 0.5) / (1 / 3 + 0.5)  # "a b c" vs "c d": same 1
-    upper = frame.select(
-        M.token_f1("p", "g", normalize=lambda e: e.str.to_uppercase())
-    ).to_series().to_list()
-    assert upper[0] == raw[0]
-
-
 def test_registered_and_scored():
     frame = pl.DataFrame({"prediction": ["a", "b"], "gold": ["a", "c"]})
     out = ef.score(frame, ["exact_match", "token_f1"])
     assert out["exact_match"].to_list() == [1.0, 0.0]
     assert out["token_f1"].to_list() == [1.0, 0.0]
+
+
+def test_normalizer_option_is_applied_after_strip():
+    # squad: " The Cat! " -> "cat"; gold "cat" -> match; unknown names are errors
+    assert em([" The Cat! "], ["cat"], normalizer="squad") == [1.0]
+    assert em([" The Cat! "], ["cat"]) == [0.0]
+    with pytest.raises(EvalframeError, match="normalizer='nope' is unknown.*'squad'"):
+        em(["a"], ["a"], normalizer="nope")

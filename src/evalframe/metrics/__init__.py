@@ -16,7 +16,7 @@ shape: (3, 3)
 └──────┴─────┴────────┘
 """
 
-from evalframe.metrics import drop, exact_match, lighteval, pass_at_k, sampling, squad
+from evalframe.metrics import drop, exact_match, pass_at_k, sampling, squad, word_overlap
 from evalframe.metrics.registry import (
     MetricSpec,
     Reference,
@@ -26,7 +26,7 @@ from evalframe.metrics.registry import (
     resolve,
 )
 
-_FAMILIES = (exact_match, squad, pass_at_k, drop, sampling, lighteval)
+_FAMILIES = (exact_match, word_overlap, squad, pass_at_k, drop, sampling)
 
 for _family in _FAMILIES:
     globals().update({_name: getattr(_family, _name) for _name in _family.__all__})

@@ -1,10 +1,14 @@
-"""Generic exact match (lm-evaluation-harness options, lighteval strip/prefix/suffix) and token F1.
+"""The exact-match family: string equality, with the options of the harnesses.
 
-``exact_match`` is lm-eval-harness's ``exact_match`` (``exact_match_hf_evaluate``)
-per row, with its options, plus lighteval ``ExactMatches``' ``strip_strings`` and
-``type_exact_match``. ``token_f1`` is SQuAD's multiset token F1 with a
-configurable normaliser (SQuAD's by default) and without SQuAD's dropping of
-empty gold answers.
+- :func:`exact_match` is lm-evaluation-harness's ``exact_match``
+  (``exact_match_hf_evaluate``) per row, with its options (``ignore_case``,
+  ``ignore_punctuation``, ``ignore_numbers``, ``regexes_to_ignore``), plus ``strip``,
+  ``match`` (prefix/suffix) and a ``normalizer`` from the normaliser table.
+- :func:`lighteval_exact_match` is lighteval's ``ExactMatches`` (an empty prediction
+  scores 0; several samples and several golds: the best pair), with the registered
+  variants lighteval ships: ``quasi_exact_match`` (``qem``: HELM normaliser, stripped),
+  ``prefix_exact_match`` (``pem``), ``prefix_quasi_exact_match`` (``pqem``),
+  ``suffix_exact_match``, ``suffix_quasi_exact_match`` and ``quasi_exact_match_gsm8k``.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -29,7 +33,7 @@ shape: (4, 4)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -37,15 +41,36 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics._token_f1 import map_alternatives, token_f1_expr
+from evalframe.metrics._pairs import max_over_pairs
+from evalframe.metrics._token_f1 import map_alternatives
 from evalframe.metrics.registry import Reference, register
-from evalframe.normalize._python_text import split_join
 from evalframe.normalize.harness import harness_normalize
 from evalframe.normalize.harness import strip as strip_whitespace
-from evalframe.normalize.squad import squad_normalize
+from evalframe.normalize.table import TextFunction, resolve_normalizer
 from evalframe.schema import LIST_STR, STR
 
-__all__ = ["exact_match", "token_f1"]
+__all__ = [
+    "exact_match",
+    "lighteval_exact_match",
+    "prefix_exact_match",
+    "prefix_quasi_exact_match",
+    "quasi_exact_match",
+    "quasi_exact_match_gsm8k",
+    "suffix_exact_match",
+    "suffix_quasi_exact_match",
+]
+
+LIGHTEVAL_VERSION = "main@3fd1526"
+_TEXT_DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR)}
+_MULTI_RULE = (
+    "a list[str] gold holds alternatives and a list[str] prediction several samples; the "
+    "score is the maximum over every (gold, prediction) pair, as lighteval's default "
+    "aggregation_function=max"
+)
+_NULL_RULE = (
+    "a null prediction or gold (or a null element inside a list) gives a null score; an empty "
+    "list raises EvalframeError (lighteval's max() of no pairs fails)"
+)
 
 Match = Literal["full", "prefix", "suffix"]
 
@@ -88,6 +113,7 @@ def exact_match(
     regexes_to_ignore: Sequence[str] = (),
     strip: bool = False,
     match: Match = "full",
+    normalizer: str | TextFunction | None = "none",
 ) -> pl.Expr:
     """Exact string match, with lm-eval-harness's and lighteval's options.
 
@@ -104,6 +130,11 @@ def exact_match(
     match
         lighteval's ``type_exact_match``: ``"full"`` (equal), ``"prefix"`` (the
         prediction starts with the gold) or ``"suffix"`` (it ends with the gold).
+    normalizer
+        A name from the normaliser table (``"squad"``, ``"helm"``, ... see
+        :data:`evalframe.normalize.NORMALIZERS`) or a function from ``pl.Expr`` to
+        ``pl.Expr``, applied to both sides after ``strip`` and before the other options.
+        Default ``"none"``.
 
     Returns
     -------
@@ -115,7 +146,7 @@ def exact_match(
     -----
     Reference: ``lm_eval.api.metrics.exact_match_hf_evaluate`` (lm-eval 0.4.13), per
     row; ``strip`` and ``match`` as lighteval's ``ExactMatches.compute_one_item``.
-    Order of operations, on both sides: strip, regexes, lower case, punctuation,
+    Order of operations, on both sides: strip, normalizer, regexes, lower case, punctuation,
     digits, then the comparison. Edge rules: ``""`` matches ``""`` (and with
     ``"prefix"``/``"suffix"`` an empty gold matches any prediction); trailing NUL
     characters are ignored, as in the harness's numpy arrays; an empty gold list
@@ -163,9 +194,13 @@ def exact_match(
         "regexes_to_ignore": tuple(regexes_to_ignore),
     }
 
+    _, normalize_text = resolve_normalizer("exact_match", normalizer)
+
     def normalize(text: pl.Expr) -> pl.Expr:
         if strip:
             text = strip_whitespace(text)
+        if normalize_text is not None:
+            text = normalize_text(text)
         return harness_normalize(text, **options)
 
     golds = _as_alternatives(gold)
@@ -200,77 +235,361 @@ def _affix_match(pred: pl.Expr, golds: pl.Expr, *, prefix: bool) -> pl.Expr:
     return elementwise([pred, golds], kernel, pl.Boolean)
 
 
-def token_f1(
+def lighteval_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    normalize: Callable[[pl.Expr], pl.Expr] | None = squad_normalize,
+    normalizer: str | TextFunction | None = "none",
+    strip: bool = False,
+    match: Match = "full",
 ) -> pl.Expr:
-    """Token F1 over the multiset of words, with a configurable normaliser.
+    """lighteval's ``ExactMatches``: 1.0 when a prediction matches a gold, else 0.0.
+
+    For each (gold, prediction) pair, exactly as ``ExactMatches.compute_one_item``:
+    an empty prediction scores 0 (checked on the raw text, before anything else);
+    with ``strip`` both texts lose leading and trailing whitespace (``str.strip()``);
+    ``normalizer`` is then applied to both; ``match`` compares them: ``"full"``
+    equality, ``"prefix"`` (the prediction starts with the gold) or ``"suffix"`` (the
+    prediction ends with the gold). The row's score is the maximum over all pairs.
 
     Parameters
     ----------
     prediction
-        ``String`` column (name or expression).
+        The model output: ``str``, or ``list[str]`` for several samples.
     gold
-        ``String`` or ``List(String)`` column: the reference, or its alternatives.
-    normalize
-        A function from a string expression to a string expression, applied to
-        both sides before splitting into words on Python whitespace
-        (``str.split()``); ``None`` splits the raw text. Default: SQuAD's
-        :func:`evalframe.normalize.squad_normalize`.
+        The reference: ``str``, or ``list[str]`` of alternatives.
+    normalizer
+        A name from the normaliser table (``"none"``, ``"helm"``, ``"gsm8k"``, ``"squad"``...,
+        see :data:`evalframe.normalize.NORMALIZERS`) or a function from ``pl.Expr`` to
+        ``pl.Expr``, applied to both sides after ``strip``.
+    strip
+        lighteval's ``strip_strings``.
+    match
+        lighteval's ``type_exact_match``: ``"full"``, ``"prefix"`` or ``"suffix"``.
 
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1] per row (the best alternative); null where an input
-        is null.
+        ``Float64``, 1.0 or 0.0 per row; null where an input is null.
 
     Notes
     -----
-    Reference: ``compute_f1`` of the SQuAD 2.0 official script
-    (``transformers.data.metrics.squad_metrics``), maximised over the alternatives,
-    bit-identical with the default normaliser. Unlike :func:`squad_f1`, gold
-    alternatives without words are kept, not dropped. Edge rules: words are a
-    multiset; if the prediction or an alternative has no words, that pair scores
-    1.0 when both have none and 0.0 otherwise; an empty gold list raises
-    :class:`evalframe.EvalframeError`; null prediction or gold gives null; null
-    alternatives are skipped, and a list of only null alternatives gives null.
+    Edge rules (all lighteval's): ``""`` as the prediction scores 0.0 even against an
+    empty gold, but ``"  "`` with ``strip`` matches an empty gold; with ``"prefix"`` or
+    ``"suffix"`` an empty gold (after normalisation) matches every non-empty prediction;
+    a prediction that normalises to ``""`` (``"The"`` under ``helm``) is not empty for the
+    first rule. Nulls: see the module docstring.
 
     Examples
     --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["a b c", "", "The Cat", None],
-    ...                    "gold": [["c d"], ["x", ""], ["the cat"], ["x"]]})
-    >>> df.with_columns(token_f1("pred", "gold").alias("squad_norm"),
-    ...                 token_f1("pred", "gold", normalize=None).alias("raw"))
+    >>> df = pl.DataFrame({"pred": [" Paris ", "Paris, France", "", None],
+    ...                    "gold": ["Paris", "Paris", "", "Paris"]})
+    >>> df.with_columns(
+    ...     lighteval_exact_match("pred", "gold", strip=True).alias("em"),
+    ...     lighteval_exact_match("pred", "gold", match="prefix").alias("pem"),
+    ... )
     shape: (4, 4)
-    ┌─────────┬─────────────┬────────────┬──────┐
-    │ pred    ┆ gold        ┆ squad_norm ┆ raw  │
-    │ ---     ┆ ---         ┆ ---        ┆ ---  │
-    │ str     ┆ list[str]   ┆ f64        ┆ f64  │
-    ╞═════════╪═════════════╪════════════╪══════╡
-    │ a b c   ┆ ["c d"]     ┆ 0.5        ┆ 0.4  │
-    │         ┆ ["x", ""]   ┆ 1.0        ┆ 1.0  │
-    │ The Cat ┆ ["the cat"] ┆ 1.0        ┆ 0.0  │
-    │ null    ┆ ["x"]       ┆ null       ┆ null │
-    └─────────┴─────────────┴────────────┴──────┘
+    ┌───────────────┬───────┬──────┬──────┐
+    │ pred          ┆ gold  ┆ em   ┆ pem  │
+    │ ---           ┆ ---   ┆ ---  ┆ ---  │
+    │ str           ┆ str   ┆ f64  ┆ f64  │
+    ╞═══════════════╪═══════╪══════╪══════╡
+    │  Paris        ┆ Paris ┆ 1.0  ┆ 0.0  │
+    │ Paris, France ┆ Paris ┆ 0.0  ┆ 1.0  │
+    │               ┆       ┆ 0.0  ┆ 0.0  │
+    │ null          ┆ Paris ┆ null ┆ null │
+    └───────────────┴───────┴──────┴──────┘
     """
-    if normalize is None:
-        words = split_join
-    elif normalize is squad_normalize:  # already joins the words with single spaces
-        words = squad_normalize
-    else:
-        def words(text: pl.Expr) -> pl.Expr:
-            return split_join(normalize(text))
-
-    golds = _as_alternatives(gold)
-    pred = words(parse_into_expr(prediction).cast(pl.String))
-    share = words is squad_normalize or words is split_join  # else a new closure
-    values = token_f1_expr(
-        pred, map_alternatives(golds, words, share=share), drop_empty_gold=False
+    return _exact_match(
+        "lighteval_exact_match", prediction, gold, normalizer=normalizer, strip=strip, match=match
     )
-    return guard("token_f1", values, [_empty_gold_check(gold)])
+
+
+def _exact_match(
+    metric: str,
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    normalizer: str | TextFunction | None,
+    strip: bool,
+    match: Match,
+) -> pl.Expr:
+    if match not in ("full", "prefix", "suffix"):
+        raise EvalframeError(
+            f"metric {metric!r}: match={match!r} is invalid; expected 'full', 'prefix' or "
+            "'suffix'"
+        )
+    _, normalize = resolve_normalizer(metric, normalizer)
+
+    def prepare(value: pl.Expr, name: str) -> pl.Expr:
+        text = strip_whitespace(value) if strip else value
+        return (normalize(text) if normalize is not None else text).alias(name)
+
+    def prepare_prediction(value: pl.Expr) -> list[pl.Expr]:
+        return [prepare(value, "pred"), (value == "").alias("pred_empty")]
+
+    pred, ref = pl.col("pred"), pl.col("gold")
+    if match == "prefix":
+        matched = pred.str.starts_with(ref)
+    elif match == "suffix":
+        matched = pred.str.ends_with(ref)
+    else:
+        matched = pred == ref
+    score = (
+        pl.when(pl.col("pred_empty").is_null() | ref.is_null())
+        .then(None)
+        .when(pl.col("pred_empty"))
+        .then(0.0)
+        .otherwise(matched.cast(pl.Float64))
+    )
+    return max_over_pairs(
+        metric,
+        prediction,
+        gold,
+        prepare_prediction,
+        lambda value: [prepare(value, "gold")],
+        score,
+    )
+
+
+def quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """lighteval's ``quasi_exact_match`` (``qem``): exact match after HELM normalisation.
+
+    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
+    strip_strings=True)``: both texts are stripped and normalised by
+    :func:`evalframe.normalize.helm_normalize` (lower case, no ASCII punctuation, no
+    articles, numbers as Python floats, hyphens and whitespace as single spaces),
+    then compared for equality; the maximum over (gold, prediction) pairs is kept.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": ["The Eiffel-Tower.", "1.0", None],
+    ...                    "gold": [["eiffel tower"], ["10"], ["x"]]})
+    >>> df.with_columns(quasi_exact_match("pred", "gold").alias("qem"))
+    shape: (3, 3)
+    ┌───────────────────┬──────────────────┬──────┐
+    │ pred              ┆ gold             ┆ qem  │
+    │ ---               ┆ ---              ┆ ---  │
+    │ str               ┆ list[str]        ┆ f64  │
+    ╞═══════════════════╪══════════════════╪══════╡
+    │ The Eiffel-Tower. ┆ ["eiffel tower"] ┆ 1.0  │
+    │ 1.0               ┆ ["10"]           ┆ 1.0  │
+    │ null              ┆ ["x"]            ┆ null │
+    └───────────────────┴──────────────────┴──────┘
+    """
+    return _exact_match(
+        "quasi_exact_match", prediction, gold, normalizer="helm", strip=True, match="full"
+    )
+
+
+def prefix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """lighteval's ``prefix_exact_match`` (``pem``): the stripped prediction starts with a gold.
+
+    ``ExactMatches(strip_strings=True, type_exact_match="prefix")``; case, punctuation
+    and inner whitespace count. An empty prediction scores 0.0; an empty (or
+    whitespace-only) gold matches every non-empty prediction.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": [" Paris, France", "paris", None], "gold": ["Paris"] * 3})
+    >>> df.with_columns(prefix_exact_match("pred", "gold").alias("pem"))
+    shape: (3, 3)
+    ┌────────────────┬───────┬──────┐
+    │ pred           ┆ gold  ┆ pem  │
+    │ ---            ┆ ---   ┆ ---  │
+    │ str            ┆ str   ┆ f64  │
+    ╞════════════════╪═══════╪══════╡
+    │  Paris, France ┆ Paris ┆ 1.0  │
+    │ paris          ┆ Paris ┆ 0.0  │
+    │ null           ┆ Paris ┆ null │
+    └────────────────┴───────┴──────┘
+    """
+    return _exact_match(
+        "prefix_exact_match", prediction, gold, normalizer="none", strip=True, match="prefix"
+    )
+
+
+def prefix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """lighteval's ``prefix_quasi_exact_match`` (``pqem``): prefix match after HELM normalisation.
+
+    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
+    type_exact_match="prefix")``: the normalised prediction starts with the normalised
+    gold (a string prefix, not a word prefix: ``"parisian"`` starts with ``"paris"``).
+    A gold that normalises to ``""`` (``"the"``) matches every non-empty prediction.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": ["The Paris metro", "Lyon", None], "gold": ["paris!"] * 3})
+    >>> df.with_columns(prefix_quasi_exact_match("pred", "gold").alias("pqem"))
+    shape: (3, 3)
+    ┌─────────────────┬────────┬──────┐
+    │ pred            ┆ gold   ┆ pqem │
+    │ ---             ┆ ---    ┆ ---  │
+    │ str             ┆ str    ┆ f64  │
+    ╞═════════════════╪════════╪══════╡
+    │ The Paris metro ┆ paris! ┆ 1.0  │
+    │ Lyon            ┆ paris! ┆ 0.0  │
+    │ null            ┆ paris! ┆ null │
+    └─────────────────┴────────┴──────┘
+    """
+    return _exact_match(
+        "prefix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
+        match="prefix",
+    )
+
+
+def suffix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """The stripped prediction ends with a stripped gold (lighteval's suffix exact match).
+
+    ``ExactMatches(strip_strings=True, type_exact_match="suffix")``, the suffix
+    counterpart of :func:`prefix_exact_match` (lighteval offers the match type but no
+    ``Metrics`` entry uses it). An empty prediction scores 0.0; an empty (or
+    whitespace-only) gold matches every non-empty prediction.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": ["It is Paris ", "paris", None], "gold": ["Paris"] * 3})
+    >>> df.with_columns(suffix_exact_match("pred", "gold").alias("sem"))
+    shape: (3, 3)
+    ┌──────────────┬───────┬──────┐
+    │ pred         ┆ gold  ┆ sem  │
+    │ ---          ┆ ---   ┆ ---  │
+    │ str          ┆ str   ┆ f64  │
+    ╞══════════════╪═══════╪══════╡
+    │ It is Paris  ┆ Paris ┆ 1.0  │
+    │ paris        ┆ Paris ┆ 0.0  │
+    │ null         ┆ Paris ┆ null │
+    └──────────────┴───────┴──────┘
+    """
+    return _exact_match(
+        "suffix_exact_match", prediction, gold, normalizer="none", strip=True, match="suffix"
+    )
+
+
+def suffix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """The HELM-normalised prediction ends with a normalised gold (lighteval suffix match).
+
+    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
+    type_exact_match="suffix")``, the suffix counterpart of
+    :func:`prefix_quasi_exact_match` (a character suffix, not a word suffix). A gold
+    that normalises to ``""`` matches every non-empty prediction.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": ["The answer: Paris.", "Lyon", None], "gold": ["paris"] * 3})
+    >>> df.with_columns(suffix_quasi_exact_match("pred", "gold").alias("sqem"))
+    shape: (3, 3)
+    ┌────────────────────┬───────┬──────┐
+    │ pred               ┆ gold  ┆ sqem │
+    │ ---                ┆ ---   ┆ ---  │
+    │ str                ┆ str   ┆ f64  │
+    ╞════════════════════╪═══════╪══════╡
+    │ The answer: Paris. ┆ paris ┆ 1.0  │
+    │ Lyon               ┆ paris ┆ 0.0  │
+    │ null               ┆ paris ┆ null │
+    └────────────────────┴───────┴──────┘
+    """
+    return _exact_match(
+        "suffix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
+        match="suffix",
+    )
+
+
+def quasi_exact_match_gsm8k(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """lighteval's ``quasi_exact_match_gsm8k``: the ``#### <number>`` answers are equal.
+
+    ``ExactMatches(normalize_gold=gsm8k_normalizer, normalize_pred=gsm8k_normalizer,
+    strip_strings=True)``: both texts are stripped and reduced by
+    :func:`evalframe.normalize.gsm8k_normalize` to the first ``#### <number>`` answer
+    (commas removed) or ``"[invalid]"``, then compared for equality.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": ["so #### 1,000", "no answer", None],
+    ...                    "gold": ["#### 1000", "#### 3", "#### 1"]})
+    >>> df.with_columns(quasi_exact_match_gsm8k("pred", "gold").alias("qem"))
+    shape: (3, 3)
+    ┌───────────────┬───────────┬──────┐
+    │ pred          ┆ gold      ┆ qem  │
+    │ ---           ┆ ---       ┆ ---  │
+    │ str           ┆ str       ┆ f64  │
+    ╞═══════════════╪═══════════╪══════╡
+    │ so #### 1,000 ┆ #### 1000 ┆ 1.0  │
+    │ no answer     ┆ #### 3    ┆ 0.0  │
+    │ null          ┆ #### 1    ┆ null │
+    └───────────────┴───────────┴──────┘
+    """
+    return _exact_match(
+        "quasi_exact_match_gsm8k", prediction, gold, normalizer="gsm8k", strip=True,
+        match="full",
+    )
 
 
 register(
@@ -297,26 +616,113 @@ register(
     function=exact_match,
 )
 
+_EM_RULES = (
+    "an empty prediction ('') scores 0.0 even against an empty gold (lighteval checks "
+    "`if not pred` on the raw text first)",
+    _MULTI_RULE,
+    _NULL_RULE,
+)
+_HELM_RULE = (
+    "HELM normalisation (evalframe.normalize.helm_normalize): Python str.lower, ASCII "
+    "punctuation removed, tokens Python's float() accepts rewritten as str(float(token)) "
+    "('1.5' -> '15.0', '007' -> '7.0'), articles a/an/the removed with Python's \\b, "
+    "hyphens and whitespace collapsed to one space; Unicode follows the running Python"
+)
+
 register(
-    "token_f1",
+    "quasi_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=_TEXT_DTYPES,
     reference=Reference(
-        "transformers", "4.57", "data.metrics.squad_metrics.compute_f1 (max over golds)"
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics.Metrics.quasi_exact_match (ExactMatches with helm_normalizer, strip_strings)",
     ),
-    description="Multiset token F1 after SQuAD normalisation, best over gold alternatives",
+    description="Exact match after HELM/QuAC normalisation of both texts (lighteval qem)",
+    edge_rules=(*_EM_RULES, _HELM_RULE),
+    function=quasi_exact_match,
+)
+register(
+    "prefix_exact_match",
+    roles=("prediction", "gold"),
+    dtypes=_TEXT_DTYPES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics.Metrics.prefix_exact_match (ExactMatches strip_strings, prefix)",
+    ),
+    description="The stripped prediction starts with the stripped gold (lighteval pem)",
     edge_rules=(
-        *_GOLD_EDGE_RULES,
-        "words are a multiset: a repeated word counts as often as both sides have it",
-        "a side without words: 1.0 if both have none, else 0.0; gold alternatives without "
-        "words are kept (unlike squad_f1)",
-        "F1 is bit-identical to compute_f1: precision = same/len(pred), recall = "
-        "same/len(gold), f1 = (2*precision*recall)/(precision+recall)",
+        *_EM_RULES,
+        "an empty or whitespace-only gold matches every non-empty prediction (str.startswith)",
+        "case, punctuation and Unicode are compared as they are; strip is Python's str.strip",
     ),
-    divergences=(
-        "compute_f1 scores one gold string; token_f1 takes the maximum over alternatives and, "
-        "unlike get_raw_scores, does not drop alternatives that normalise to '' (token_f1('', "
-        "['x', '']) = 1.0, squad_f1 gives 0.0)",
+    function=prefix_exact_match,
+)
+register(
+    "prefix_quasi_exact_match",
+    roles=("prediction", "gold"),
+    dtypes=_TEXT_DTYPES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics.Metrics.prefix_quasi_exact_match (ExactMatches with helm_normalizer, prefix)",
     ),
-    function=token_f1,
+    description="The HELM-normalised prediction starts with the normalised gold (lighteval pqem)",
+    edge_rules=(
+        *_EM_RULES,
+        _HELM_RULE,
+        "a character prefix, not a word prefix ('parisian' starts with 'paris'); a gold that "
+        "normalises to '' ('the') matches every non-empty prediction",
+    ),
+    function=prefix_quasi_exact_match,
+)
+register(
+    "suffix_exact_match",
+    roles=("prediction", "gold"),
+    dtypes=_TEXT_DTYPES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics_sample.ExactMatches(strip_strings=True, type_exact_match='suffix') (no "
+        "Metrics enum entry)",
+    ),
+    description="The stripped prediction ends with the stripped gold (lighteval suffix match)",
+    edge_rules=(
+        *_EM_RULES,
+        "an empty or whitespace-only gold matches every non-empty prediction (str.endswith)",
+        "case, punctuation and Unicode are compared as they are; strip is Python's str.strip",
+    ),
+    function=suffix_exact_match,
+)
+register(
+    "suffix_quasi_exact_match",
+    roles=("prediction", "gold"),
+    dtypes=_TEXT_DTYPES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics_sample.ExactMatches(helm_normalizer both sides, type_exact_match='suffix') "
+        "(no Metrics enum entry)",
+    ),
+    description="The HELM-normalised prediction ends with the normalised gold (lighteval)",
+    edge_rules=(
+        *_EM_RULES,
+        _HELM_RULE,
+        "a character suffix, not a word suffix ('metroparis' ends with 'paris'); a gold that "
+        "normalises to '' ('the') matches every non-empty prediction",
+    ),
+    function=suffix_quasi_exact_match,
+)
+register(
+    "quasi_exact_match_gsm8k",
+    roles=("prediction", "gold"),
+    dtypes=_TEXT_DTYPES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics.Metrics.quasi_exact_match_gsm8k (ExactMatches with gsm8k_normalizer, "
+        "strip_strings)",
+    ),
+    description="The '#### <number>' answers of both texts are equal (lighteval qem, GSM8K)",
+    edge_rules=(
+        *_EM_RULES,
+        "both texts reduce to the first '#### <number>' answer with commas removed, or "
+        "'[invalid]'; two texts without an answer therefore match each other",
+    ),
+    function=quasi_exact_match_gsm8k,
 )

@@ -173,8 +173,48 @@ def resolve(name: str) -> tuple[MetricSpec, dict[str, Any]]:
                         f"metric {name!r}: parameter {parameter}={raw!r} is invalid: {error}"
                     ) from None
             return candidate, params
+    raise EvalframeError(_unknown_message(name))
+
+
+#: Names that users of other tools reach for, and what evalframe calls the metric.
+RENAMED: dict[str, str] = {
+    "f1_score": "'f1' (scikit-learn's classification F1, a corpus metric) or 'word_set_f1' "
+    "(lighteval's f1_score: F1 of the sets of words)",
+    "f1_score_quasi": "'word_set_f1(normalizer=helm)' (lighteval's f1_score_quasi)",
+    "acc_mutual_info": "'acc_pmi' (lm-evaluation-harness's acc_mutual_info)",
+}
+
+
+def _canonical(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def suggestions(name: str) -> list[str]:
+    """Registered names close to ``name``: case and ``-``/``_`` differences first."""
+    import difflib
+
+    specs = list(_REGISTRY.values())
+    wanted = _canonical(name)
+    close = [spec.name for spec in specs if not spec.parameters and _canonical(spec.name) == wanted]
+    for spec in specs:
+        if spec.parameters:
+            for variant in {name.lower(), name.lower().replace("_", "-", 1), _canonical(name)}:
+                if spec.pattern.match(variant):
+                    close.append(variant)
+                    break
+    if close:
+        return list(dict.fromkeys(close))
+    names = {_canonical(spec.name): spec.name for spec in specs}
+    return [names[match] for match in difflib.get_close_matches(wanted, list(names), n=3)]
+
+
+def _unknown_message(name: str) -> str:
+    if name in RENAMED:
+        return f"unknown metric {name!r}: evalframe calls it {RENAMED[name]}"
+    close = suggestions(name)
+    hint = f"; did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
     known = ", ".join(sorted(_REGISTRY))
-    raise EvalframeError(f"unknown metric {name!r}; known metrics: {known}")
+    return f"unknown metric {name!r}{hint} Known metrics: {known}"
 
 
 def all_metrics() -> list[MetricSpec]:

@@ -7,8 +7,8 @@ normaliser, it equals the gold (or any of the alternatives) exactly:
 
 - ``normalizer="none"``: the strings as they are (lighteval's default);
 - ``"strip"``: Python's ``str.strip()`` on both sides (lighteval's ``strip_strings``);
-- ``"squad"``: :func:`evalframe.normalize.squad_normalize` on both sides;
-- ``"helm"``: :func:`evalframe.normalize.helm_normalize` on both sides.
+- any other name of the normaliser table (``"squad"``, ``"helm"``, ``"gsm8k"``...,
+  see :data:`evalframe.normalize.NORMALIZERS`), or a function, on both sides.
 
 The definitions follow lighteval's sampling metrics (``MajAtK``, ``AvgAtK`` and
 ``GPassAtK`` in ``lighteval/metrics/metrics_sample.py``): maj@k compares the most
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -51,12 +50,12 @@ import polars as pl
 from evalframe._expr import IntoExpr, RowCheck, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.metrics.registry import Reference, register
+from evalframe.normalize.table import TextFunction, resolve_normalizer
 from evalframe.schema import LIST_STR, STR
 
 __all__ = ["avg_at_k", "g_pass_at_k", "maj_at_k", "mg_pass_at_k"]
 
-Normalizer = Literal["none", "strip", "squad", "helm"]
-NORMALIZERS: tuple[str, ...] = ("none", "strip", "squad", "helm")
+Normalizer = str | TextFunction
 
 #: The lighteval revision whose ``metrics_sample.py`` (and unit-test fixtures) these match.
 LIGHTEVAL_PACKAGE = "lighteval"
@@ -78,27 +77,9 @@ def check_k(metric: str, k: object) -> int:
     return int(k)
 
 
-def normalizer_function(metric: str, normalizer: str) -> Callable[[pl.Expr], pl.Expr] | None:
-    """The text normaliser named ``normalizer`` (``None`` for ``"none"``), imported lazily."""
-    if normalizer == "none":
-        return None
-    if normalizer == "strip":
-        from evalframe.normalize._python_text import whitespace_characters
-
-        characters = whitespace_characters()
-        return lambda expr: expr.str.strip_chars(characters)
-    if normalizer == "squad":
-        from evalframe.normalize.squad import squad_normalize
-
-        return squad_normalize
-    if normalizer == "helm":
-        from evalframe.normalize.helm import helm_normalize
-
-        return helm_normalize
-    raise EvalframeError(
-        f"metric {metric!r}: normalizer={normalizer!r} is unknown; expected one of "
-        f"{', '.join(repr(name) for name in NORMALIZERS)}"
-    )
+def normalizer_function(metric: str, normalizer: Normalizer) -> TextFunction | None:
+    """The text normaliser ``normalizer`` names in the normaliser table (None: as it is)."""
+    return resolve_normalizer(metric, normalizer)[1]
 
 
 def _normalized_list(values: pl.Expr, normalize: Callable[[pl.Expr], pl.Expr] | None) -> pl.Expr:

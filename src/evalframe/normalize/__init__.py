@@ -2,7 +2,9 @@
 
 Each normaliser reproduces one reference implementation's text handling exactly
 (the SQuAD official script, lm-evaluation-harness, lighteval/HELM, DROP), so
-metrics can take a normaliser and agree with that reference bit for bit.
+metrics can take a normaliser and agree with that reference bit for bit. The
+normaliser table (:data:`NORMALIZERS`) names them; every metric that normalises
+takes ``normalizer=`` with one of these names or a function.
 
 >>> import polars as pl
 >>> from evalframe import normalize as N
@@ -10,9 +12,9 @@ metrics can take a normaliser and agree with that reference bit for bit.
 'cat'
 """
 
-from evalframe.normalize import drop, harness, helm, squad
+from evalframe.normalize import drop, harness, helm, squad, table
 
-_MODULES = (squad, harness, helm, drop)
+_MODULES = (squad, harness, helm, drop, table)
 
 for _module in _MODULES:
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})

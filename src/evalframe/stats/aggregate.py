@@ -1,50 +1,207 @@
-"""Per-group aggregates of metric columns: mean, standard error, normal confidence interval."""
+"""Per-group aggregates of scored frames, dispatched on each metric's spec.
+
+Sample metrics (a ``Float64`` score per row) reduce by the mean, with the standard
+error of the mean; corpus metrics (a struct of statistics per row) reduce by their
+own formula (:mod:`evalframe.metrics.reduce`), with a seeded bootstrap standard
+error. Which columns are metrics, and with which options, is read from the spec:
+
+- columns that ``evalframe score`` recorded in a parquet file's metadata;
+- in memory, a column whose name is a metric request (``"squad_f1"``,
+  ``"f1(average=macro)"``) *and* whose dtype is that metric's statistics dtype
+  (an ``Int64`` column called ``exact_match`` is not a score);
+- or the ones named in ``metrics=``: a list of columns, or a mapping column ->
+  metric request for aliased columns. A named numeric column that is not a metric
+  (a user's own 0/1 ``correct``) is aggregated by its mean.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import polars as pl
-from scipy.stats import norm
 
-from evalframe._version import __version__
 from evalframe.errors import EvalframeError
-from evalframe.metrics.registry import is_metric_name
+from evalframe.io.load import Source, scan
+from evalframe.metrics.reduce import Mean, Reduction, Sums, Table
+from evalframe.metrics.request import MetricRequest, parse_request
+from evalframe.stats.bootstrap import bootstrap_sums, bootstrap_table, replicate_stderr
+from evalframe.stats.signature import signature
 
 AGGREGATE_COLUMNS = ("metric", "n", "n_null", "value", "stderr", "ci_low", "ci_high", "signature")
 
+#: Key of the parquet metadata in which ``evalframe score`` records its metric columns.
+METADATA_KEY = "evalframe.metrics"
 
-def metric_columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
-    """The columns of a scored frame that are named as registered metrics."""
-    return [name for name in frame.collect_schema() if is_metric_name(name)]
+_ALL = "__evalframe_all__"
 
 
-def signature(metric: str, ci: float) -> str:
-    """What determines an aggregate's numbers, as a reproducible string.
+@dataclass(frozen=True)
+class MetricColumn:
+    """A column to aggregate: its name, the metric request behind it (None: a plain score)."""
 
-    >>> signature("squad_f1", 0.95)
-    'metric:squad_f1|agg:mean|stderr:sem|ci:normal-0.95|evalframe:0.1.0'
-    """
-    return f"metric:{metric}|agg:mean|stderr:sem|ci:normal-{ci:g}|evalframe:{__version__}"
+    column: str
+    request: MetricRequest | None
+
+    @property
+    def reduction(self) -> Reduction:
+        return self.request.reduction() if self.request is not None else Mean()
+
+    @property
+    def level(self) -> str:
+        return self.request.spec.level if self.request is not None else "sample"
+
+
+def recorded_metrics(paths: Sequence[str | Path]) -> dict[str, str]:
+    """Column -> metric request, as ``evalframe score`` recorded them in parquet metadata."""
+    recorded: dict[str, str] = {}
+    for path in paths:
+        if not str(path).lower().endswith((".parquet", ".pq")):
+            continue
+        try:
+            metadata = pl.read_parquet_metadata(path)
+        except (OSError, pl.exceptions.PolarsError):
+            continue
+        recorded.update(decode_metadata(metadata))
+    return recorded
+
+
+def decode_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
+    """The column -> metric request mapping stored under :data:`METADATA_KEY`."""
+    text = metadata.get(METADATA_KEY)
+    if not text:
+        return {}
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): str(v) for k, v in decoded.items()} if isinstance(decoded, dict) else {}
+
+
+def encode_metadata(columns: Mapping[str, str]) -> dict[str, str]:
+    """Parquet key-value metadata recording column -> metric request."""
+    return {METADATA_KEY: json.dumps(dict(columns), ensure_ascii=False)}
+
+
+def _request_for(name: str) -> MetricRequest | None:
+    try:
+        return parse_request(name, column=name)
+    except EvalframeError:
+        return None
+
+
+def statistics_match(request: MetricRequest, dtype: pl.DataType) -> bool:
+    """Whether a column of ``dtype`` holds ``request``'s statistics (its spec's dtype)."""
+    expected = request.spec.statistics
+    if dtype == pl.Null:
+        return True
+    if isinstance(expected, pl.Struct):
+        if not isinstance(dtype, pl.Struct):
+            return False
+        return [f.name for f in dtype.fields] == [f.name for f in expected.fields]
+    return dtype == expected
+
+
+def metric_columns(
+    frame: pl.DataFrame | pl.LazyFrame, recorded: Mapping[str, str] | None = None
+) -> list[str]:
+    """The columns of a scored frame that hold metric statistics (see the module docstring)."""
+    return [column.column for column in _detect(frame.collect_schema(), recorded or {})]
+
+
+def _detect(schema: Mapping[str, pl.DataType], recorded: Mapping[str, str]) -> list[MetricColumn]:
+    found = []
+    for name, dtype in schema.items():
+        text = recorded.get(name)
+        request = parse_request(text, column=name) if text else _request_for(name)
+        if request is not None and statistics_match(request, dtype):
+            found.append(MetricColumn(name, request))
+    return found
+
+
+def _named(
+    schema: Mapping[str, pl.DataType],
+    metrics: Sequence[str] | Mapping[str, str | None],
+    recorded: Mapping[str, str],
+) -> list[MetricColumn]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    pairs = (
+        list(metrics.items())
+        if isinstance(metrics, Mapping)
+        else [(name, recorded.get(name)) for name in metrics]
+    )
+    chosen = []
+    for column, text in pairs:
+        if not isinstance(column, str):
+            raise EvalframeError(f"metric columns are named by strings, got {column!r}")
+        if column not in schema:
+            raise EvalframeError(
+                f"metric column {column!r} not found; available: {list(schema)}"
+            )
+        request = parse_request(text, column=column) if text else _request_for(column)
+        dtype = schema[column]
+        if request is not None and statistics_match(request, dtype):
+            chosen.append(MetricColumn(column, request))
+        elif request is not None and request.spec.level == "corpus":
+            raise EvalframeError(
+                f"metric column {column!r} has dtype {dtype}; metric {request.name!r} is a "
+                f"corpus metric whose statistics are {request.spec.statistics} (score the "
+                "frame with evalframe.score to get them)"
+            )
+        elif dtype.is_numeric() or dtype in (pl.Boolean, pl.Null):
+            chosen.append(MetricColumn(column, None))
+        else:
+            raise EvalframeError(
+                f"metric column {column!r} has dtype {dtype}; expected numeric scores or a "
+                "metric's statistics"
+            )
+    return chosen
 
 
 def aggregate(
-    scored: pl.DataFrame | pl.LazyFrame,
+    scored: Source,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | Mapping[str, str | None] | None = None,
     *,
     ci: float = 0.95,
     keep_empty: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """Aggregate metric columns per group: one row per group x metric.
 
-    Columns: the ``by`` keys, ``metric``, ``n`` (non-null scores), ``n_null``,
-    ``value`` (the mean), ``stderr`` (sample standard deviation / sqrt(n)),
-    ``ci_low``/``ci_high`` (normal approximation, ``value -/+ z * stderr``) and
-    ``signature``. Null scores are left out of ``n`` and counted in ``n_null``.
-    With one score in a group, ``stderr`` and the interval are null (no spread to
-    estimate). A group in which a metric has no score at all (a code task scored
-    with a QA metric) is left out unless ``keep_empty=True``.
+    Columns: the ``by`` keys, ``metric`` (the column), ``n`` (rows with a score or
+    statistics), ``n_null``, ``value``, ``stderr``, ``ci_low``/``ci_high`` (normal
+    approximation, ``value -/+ z * stderr``) and ``signature`` (what determines the
+    numbers, :mod:`evalframe.stats.signature`).
+
+    Sample metrics: ``value`` is the mean, ``stderr`` the sample standard deviation
+    over ``sqrt(n)``. Corpus metrics: ``value`` is the metric's reduce of the group's
+    statistics (F1-macro of its confusion matrix, perplexity of its summed
+    log-likelihood...), ``stderr`` the standard deviation of ``bootstrap`` seeded
+    bootstrap replicates. Null scores are left out of ``n`` and counted in
+    ``n_null``. With one row in a group, ``stderr`` and the interval are null. A
+    group in which a metric has no score at all is left out unless ``keep_empty``.
+
+    Parameters
+    ----------
+    scored
+        A scored frame (DataFrame or LazyFrame), or scored files (a path, glob or list
+        of paths; parquet written by evalframe records its metric columns).
+    by
+        Grouping column(s).
+    metrics
+        The columns to aggregate (default: every metric column, see the module
+        docstring), or a mapping column -> metric request for aliased columns (None:
+        the column's own name).
+    ci
+        Confidence level of the interval.
+    bootstrap, seed
+        Replicates and seed of the bootstrap of corpus metrics.
 
     Examples
     --------
@@ -62,7 +219,17 @@ def aggregate(
     """
     if not 0 < ci < 1:
         raise EvalframeError(f"ci={ci!r} must be strictly between 0 and 1 (e.g. 0.95)")
-    frame = scored.lazy()
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 2:
+        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 2 (e.g. 1000)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
+    recorded: dict[str, str] = {}
+    if not isinstance(scored, pl.DataFrame | pl.LazyFrame):
+        from evalframe.io.load import expand_paths
+
+        if isinstance(scored, str | Path | Sequence) and not isinstance(scored, bytes):
+            recorded = recorded_metrics(expand_paths(scored))
+    frame = scan(scored)
     schema = frame.collect_schema()
     keys = [by] if isinstance(by, str) else list(by or [])
     missing_keys = [key for key in keys if key not in schema]
@@ -70,51 +237,145 @@ def aggregate(
         raise EvalframeError(
             f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}"
         )
-    names = list(metrics) if metrics is not None else metric_columns(frame)
-    if not names:
+    chosen = _named(schema, metrics, recorded) if metrics is not None else _detect(schema, recorded)
+    chosen = [column for column in chosen if column.column not in keys]
+    if not chosen:
         raise EvalframeError(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
-    for name in names:
-        if name not in schema:
-            raise EvalframeError(f"metric column {name!r} not found; available: {list(schema)}")
-        if not (schema[name].is_numeric() or schema[name] == pl.Null):
-            raise EvalframeError(
-                f"metric column {name!r} has dtype {schema[name]}; expected numeric scores"
-            )
-    z = float(norm.ppf(0.5 + ci / 2))
-    parts = []
-    for name in names:
-        value = pl.col(name).cast(pl.Float64)
-        summary = frame.group_by(keys or pl.lit(0).alias("__all__"), maintain_order=True).agg(
-            n=value.count(),
-            n_null=value.null_count(),
-            value=value.mean(),
-            std=value.std(ddof=1),
-        )
-        if not keys:
-            summary = summary.drop("__all__")
-        parts.append(summary.with_columns(metric=pl.lit(name)))
-    table = pl.concat(parts, how="vertical").collect()
-    stderr = pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()
-    table = (
-        table.with_columns(stderr=stderr)
-        .with_columns(
-            ci_low=pl.col("value") - z * pl.col("stderr"),
-            ci_high=pl.col("value") + z * pl.col("stderr"),
-            signature=pl.concat_str(
-                pl.lit("metric:"),
-                pl.col("metric"),
-                pl.lit(signature("", ci).removeprefix("metric:")),
-            ),
-        )
-        .select(*keys, *AGGREGATE_COLUMNS)
-    )
+    z = _normal_quantile(0.5 + ci / 2)
+    tables = []
+    samples = [column for column in chosen if column.level == "sample"]
+    if samples:
+        tables.append(_sample_table(frame, keys, samples, z, ci))
+    for column in chosen:
+        if column.level == "corpus":
+            tables.append(_corpus_table(frame, keys, column, z, ci, bootstrap, seed))
+    table = pl.concat(tables, how="vertical_relaxed")
     if not keep_empty:
         table = table.filter(pl.col("n") > 0)
-    if keys:
-        order = {name: i for i, name in enumerate(names)}
-        table = table.with_columns(
-            __order=pl.col("metric").replace_strict(order, return_dtype=pl.Int64)
-        ).sort([*keys, "__order"], nulls_last=True, maintain_order=True).drop("__order")
-    return table
+    order = {column.column: i for i, column in enumerate(chosen)}
+    table = table.with_columns(
+        __order=pl.col("metric").replace_strict(order, return_dtype=pl.Int64)
+    )
+    sort_by = [*keys, "__order"] if keys else ["__order"]
+    return table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
+
+
+def _normal_quantile(p: float) -> float:
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
+
+def _grouped(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyGroupBy:
+    return frame.group_by(keys or pl.lit(0).alias(_ALL), maintain_order=True)
+
+
+def _sample_table(
+    frame: pl.LazyFrame, keys: list[str], columns: list[MetricColumn], z: float, ci: float
+) -> pl.DataFrame:
+    aggs = []
+    for i, column in enumerate(columns):
+        value = pl.col(column.column).cast(pl.Float64)
+        aggs += [
+            value.count().alias(f"n{i}"),
+            value.null_count().alias(f"null{i}"),
+            value.mean().alias(f"mean{i}"),
+            value.std(ddof=1).alias(f"std{i}"),
+        ]
+    summary = _grouped(frame, keys).agg(aggs).collect()
+    parts = []
+    for i, column in enumerate(columns):
+        n = pl.col(f"n{i}")
+        stderr = pl.col(f"std{i}") / n.cast(pl.Float64).sqrt()
+        parts.append(
+            summary.select(
+                *keys,
+                metric=pl.lit(column.column),
+                n=n,
+                n_null=pl.col(f"null{i}"),
+                value=pl.col(f"mean{i}"),
+                stderr=stderr,
+            ).with_columns(
+                ci_low=pl.col("value") - z * pl.col("stderr"),
+                ci_high=pl.col("value") + z * pl.col("stderr"),
+                signature=pl.lit(
+                    signature(column.request, stderr="sem", ci=ci, column=column.column)
+                ),
+            )
+        )
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+def _corpus_table(
+    frame: pl.LazyFrame,
+    keys: list[str],
+    column: MetricColumn,
+    z: float,
+    ci: float,
+    bootstrap: int,
+    seed: int,
+) -> pl.DataFrame:
+    reduction = column.reduction
+    name = column.column
+    stats = pl.col(name)
+    counts = _grouped(frame, keys).agg(
+        n=stats.count(), n_null=stats.null_count()
+    ).collect()
+    fields = [f.name for f in frame.collect_schema()[name].fields] if isinstance(
+        frame.collect_schema()[name], pl.Struct
+    ) else []
+    present = (
+        frame.filter(stats.is_not_null())
+        .select(*(keys or [pl.lit(0).alias(_ALL)]), stats.struct.unnest() if fields else stats)
+    )
+    group_keys = keys or [_ALL]
+    if isinstance(reduction, Table):
+        cells = present.group_by([*group_keys, *fields], maintain_order=True).len().collect()
+        groups = cells.partition_by(group_keys, as_dict=True, maintain_order=True)
+
+        def score(part: pl.DataFrame) -> tuple[float, float | None]:
+            cell_values = {field: part[field].to_numpy() for field in fields}
+            cell_counts = part["len"].to_numpy().astype(np.int64)
+            value = float(reduction.formula(cell_values, cell_counts[None, :])[0])
+            if cell_counts.sum() < 2:
+                return value, None
+            replicates = bootstrap_table(
+                reduction, cell_values, cell_counts, replicates=bootstrap, seed=seed
+            )
+            return value, replicate_stderr(replicates)
+
+    elif isinstance(reduction, Sums):
+        rows = present.collect()
+        groups = rows.partition_by(group_keys, as_dict=True, maintain_order=True)
+
+        def score(part: pl.DataFrame) -> tuple[float, float | None]:
+            values = {field: part[field].cast(pl.Float64).to_numpy() for field in fields}
+            sums = {field: np.array([part[field].cast(pl.Float64).sum()]) for field in fields}
+            value = float(reduction.formula(sums)[0])
+            if part.height < 2:
+                return value, None
+            replicates = bootstrap_sums(reduction, values, replicates=bootstrap, seed=seed)
+            return value, replicate_stderr(replicates)
+
+    else:  # pragma: no cover - a corpus metric always names Sums or Table
+        raise EvalframeError(f"metric column {name!r}: corpus reduction {reduction!r} unknown")
+
+    results = {key: score(part) for key, part in groups.items()}
+    key_rows = counts.select(group_keys).rows()
+    values = [results.get(tuple(row), (None, None)) for row in key_rows]
+    text = signature(
+        column.request, stderr="bootstrap", ci=ci, column=name, reduction=reduction,
+        bootstrap=bootstrap, seed=seed,
+    )
+    table = counts.with_columns(
+        metric=pl.lit(name),
+        value=pl.Series([v for v, _ in values], dtype=pl.Float64),
+        stderr=pl.Series([s for _, s in values], dtype=pl.Float64),
+    ).with_columns(
+        ci_low=pl.col("value") - z * pl.col("stderr"),
+        ci_high=pl.col("value") + z * pl.col("stderr"),
+        signature=pl.lit(text),
+    )
+    return table.select(*keys, *AGGREGATE_COLUMNS)

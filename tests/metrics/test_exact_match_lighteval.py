@@ -1,4 +1,4 @@
-"""lighteval's ExactMatches / F1_score variants.
+"""The lighteval exact-match variants (quasi, prefix, suffix, gsm8k) of the exact-match family.
 
 Expected values follow lighteval's ``ExactMatches.compute_one_item`` and
 ``F1_score.compute_one_item`` (metrics_sample.py), worked by hand in the comments.
@@ -21,8 +21,6 @@ NAMES = [
     "suffix_exact_match",
     "suffix_quasi_exact_match",
     "quasi_exact_match_gsm8k",
-    "f1_score",
-    "f1_score_quasi",
 ]
 
 
@@ -115,36 +113,12 @@ def test_quasi_exact_match_gsm8k(prediction, gold, expected):
     assert _score("quasi_exact_match_gsm8k", [prediction], [gold]) == [expected]
 
 
-@pytest.mark.parametrize(
-    ("prediction", "gold", "expected"),
-    [
-        # sets {the,cat,sat} vs {the,cat}: P=2/3 R=1 -> 1/(0.5/(2/3)+0.5/1) = 0.8
-        ("the cat sat", "the cat", 1 / (0.5 / (2 / 3) + 0.5 / 1)),
-        # repeats count once: {a,b} vs {a,b} -> 1.0 (SQuAD's multiset F1 would be 0.8)
-        ("a a b", "a b", 1.0),
-        # no normalisation: "The" != "the"; {The} vs {the}: nothing shared -> 0
-        ("The", "the", 0.0),
-        # empty sets -> f_measure None -> 0.0
-        ("", "", 0.0),
-        (" \t", "x", 0.0),
-    ],
-)
-def test_f1_score(prediction, gold, expected):
-    assert _score("f1_score", [prediction], [gold]) == [expected]
-
-
-def test_f1_score_quasi_normalises_first():
-    # helm: "The Cat!" -> "cat", "a cat" -> "cat" -> F1 1.0; "Cats" vs "cat" -> 0
-    assert _score("f1_score_quasi", ["The Cat!", "Cats"], ["a cat", "cat"]) == [1.0, 0.0]
-
 
 def test_max_over_golds_and_predictions():
     # lighteval scores every (gold, prediction) pair and keeps max
     prediction = [["London", "paris"], ["x"]]
     gold = [["Berlin", "Paris."], ["y", "z"]]
     assert _score("quasi_exact_match", prediction, gold) == [1.0, 0.0]
-    # f1 pairs: {"a","b"} vs {"a"} = 2/3; {"a","b"} vs {"a","b","c"} = 0.8 -> max 0.8
-    assert _score("f1_score", [["a b"]], [["a", "a b c"]]) == [pytest.approx(0.8, abs=1e-15)]
 
 
 def test_nulls_propagate_and_output_is_float64():
@@ -164,13 +138,10 @@ def test_empty_list_raises_naming_metric_column_count_and_row():
     frame = pl.DataFrame({"prediction": ["a", "b", "c"], "gold": [["a"], [], []]})
     # Rows are numbered in the input; the count covers the rows checked together.
     with pytest.raises(
-        EvalframeError, match=r"'f1_score': [12] row\(s\) have an empty gold list.*column 'gold'"
+        EvalframeError,
+        match=r"'quasi_exact_match': [12] row\(s\) have an empty gold list.*column 'gold'",
     ):
-        ef.score(frame, ["f1_score"])
-    with pytest.raises(EvalframeError, match=r"First offending row: 1 \(gold=\[\]\)"):
-        pl.DataFrame({"p": ["a", "b"], "g": [["a"], []]}).select(M.f1_score("p", "g"))
-    with pytest.raises(EvalframeError, match=r"empty prediction list.*row: 0 \(prediction=\[\]\)"):
-        pl.DataFrame({"p": [[], ["b"]], "g": [[], ["b"]]}).select(M.f1_score("p", "g"))
+        ef.score(frame, ["quasi_exact_match"])
 
 
 def test_list_of_lists_gold_is_refused():
@@ -194,14 +165,12 @@ def test_row_order_lazy_and_chunked_identical():
 def test_expression_level_and_suffix_variant():
     frame = pl.DataFrame({"p": ["The answer is Paris", "Paris is it"], "g": ["paris", "paris"]})
     out = frame.select(
-        M.lighteval_exact_match("p", "g", normalize="helm", match="suffix").alias("s")
+        M.lighteval_exact_match("p", "g", normalizer="helm", match="suffix").alias("s")
     )
     # helm: "answer is paris".endswith("paris") -> 1; "paris is it" -> 0
     assert out["s"].to_list() == [1.0, 0.0]
     with pytest.raises(ValueError, match="match="):
         M.lighteval_exact_match("p", "g", match="middle")
-    with pytest.raises(ValueError, match="normalize="):
-        M.f1_score("p", "g", normalize="squad")
 
 
 def test_registry_specs_name_lighteval():

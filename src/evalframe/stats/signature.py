@@ -1,0 +1,82 @@
+"""Reproducibility signatures: what changes a reported number, as ``key:value|...|version:x``.
+
+Modelled on sacrebleu's ``Signature``: every aggregate row carries the metric, its
+options and normaliser, the reduction, the standard-error method (with the bootstrap
+count and seed) and the interval method, then evalframe's version, last.
+
+>>> from evalframe.metrics.request import parse_request
+>>> request = parse_request("exact_match(ignore_case=true)")
+>>> text = signature(request, stderr="sem", ci=0.95)
+>>> text.split("|")[0], text.split("|")[-1].startswith("version:")
+('metric:exact_match', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalframe._version import __version__
+from evalframe.metrics.reduce import Reduction
+from evalframe.metrics.request import MetricRequest, _literal
+from evalframe.normalize.table import resolve_normalizer
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Ordered ``key:value`` pairs; ``str()`` joins them with ``|`` and ends with the version."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        return "|".join(f"{key}:{value}" for key, value in (*self.pairs, ("version", __version__)))
+
+
+def options_text(options: Mapping[str, Any]) -> str:
+    """Options as ``key=value`` pairs joined by commas, sorted by key (``-`` for none)."""
+    if not options:
+        return "-"
+    return ",".join(f"{key}={_literal(value)}" for key, value in sorted(options.items()))
+
+
+def signature(
+    request: MetricRequest | None,
+    *,
+    stderr: str,
+    ci: float,
+    column: str | None = None,
+    reduction: Reduction | None = None,
+    bootstrap: int | None = None,
+    seed: int | None = None,
+    extra: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The signature of one aggregated metric column.
+
+    ``request`` is None for a user's own score column (aggregated by its mean), which
+    is then named by ``column``.
+    """
+    pairs: list[tuple[str, str]] = []
+    if request is None:
+        pairs.append(("metric", f"column:{column}"))
+        reduce_name = "mean"
+    else:
+        options = {
+            key: value
+            for key, value in request.keyword_options().items()
+            if key not in request.params
+        }
+        normalizer = options.pop("normalizer", None) if "normalizer" in options else None
+        pairs.append(("metric", request.name))
+        pairs.append(("opts", options_text(options)))
+        if normalizer is not None:
+            pairs.append(("norm", resolve_normalizer(request.name, normalizer)[0]))
+        reduce_name = (reduction or request.reduction()).name
+    pairs.append(("reduce", reduce_name))
+    pairs.append(("stderr", stderr))
+    if stderr == "bootstrap":
+        pairs.append(("B", str(bootstrap)))
+        pairs.append(("seed", str(seed)))
+    pairs.append(("ci", f"normal-{ci:g}"))
+    pairs.extend(extra)
+    return str(Signature(tuple(pairs)))
