@@ -1,12 +1,15 @@
-"""Invariants every registered metric must keep (in the spirit of scikit-learn's test_common).
+"""Invariants every registered metric must keep, driven by its spec (as scikit-learn's test_common).
 
-Each metric is classified below by the shape of input it reads; a metric that is not
-classified fails ``test_every_metric_is_classified``, so a new metric cannot skip these
-checks.
+Each metric is classified below by the shape of input it reads and the concrete names
+to try (a parameterised pattern at its edge values: ``pass@1`` as well as ``pass@100``).
+The property checks read the spec: the output dtype is the spec's statistics dtype,
+corpus metrics reduce exactly across partitions and orders. Completeness is checked
+both ways: every registered metric is classified, every classified name is registered.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
@@ -17,8 +20,12 @@ import pytest
 import evalframe as ef
 from evalframe import EvalframeError
 from evalframe.metrics.registry import all_metrics
+from evalframe.metrics.request import parse_request
+from evalframe.schema import resolve_columns
 
 WORDS = ["the", "a", "Paris", "paris", "4", "four", "1,000", "1000", "-", "É", "été", "", " "]
+ROWS = 40
+NULL_ROW = 3
 
 
 def _text(rng: random.Random, words: int = 3) -> str:
@@ -27,42 +34,100 @@ def _text(rng: random.Random, words: int = 3) -> str:
 
 def text_frame(rng: random.Random) -> pl.DataFrame:
     """prediction: str; gold: list[str] (alternatives)."""
-    predictions = [_text(rng) for _ in range(40)]
-    golds = [[_text(rng) or "x" for _ in range(rng.randint(1, 3))] for _ in range(40)]
-    predictions[3] = None
+    predictions = [_text(rng) for _ in range(ROWS)]
+    golds = [[_text(rng) or "x" for _ in range(rng.randint(1, 3))] for _ in range(ROWS)]
+    predictions[NULL_ROW] = None
     return pl.DataFrame({"prediction": predictions, "gold": golds})
 
 
 def count_frame(rng: random.Random) -> pl.DataFrame:
     """n, c: ints with 0 <= c <= n and n >= 100 so any k <= 100 is valid."""
-    n = [rng.randint(100, 300) for _ in range(40)]
+    n = [rng.randint(100, 300) for _ in range(ROWS)]
     c = [rng.randint(0, value) for value in n]
-    n[3] = None
+    n[NULL_ROW] = None
     return pl.DataFrame({"n": n, "c": c})
 
 
 def generations_frame(rng: random.Random) -> pl.DataFrame:
     """prediction: list[str] of 16 generations; gold: str."""
     pool = ["4", "5", " 4", "four", "The answer"]
-    predictions = [[rng.choice(pool) for _ in range(16)] for _ in range(40)]
-    golds = [rng.choice(pool) for _ in range(40)]
-    predictions[3] = None
+    predictions = [[rng.choice(pool) for _ in range(16)] for _ in range(ROWS)]
+    golds = [rng.choice(pool) for _ in range(ROWS)]
+    predictions[NULL_ROW] = None
     return pl.DataFrame({"prediction": predictions, "gold": golds})
 
 
 def spans_frame(rng: random.Random) -> pl.DataFrame:
     """DROP: prediction list[str] of spans; gold list[list[str]] (alternatives x spans)."""
     pool = ["4", "four", "1,000", "1000.0", "the Bears", "bears", "New-York", ""]
-    predictions = [[rng.choice(pool) for _ in range(rng.randint(1, 3))] for _ in range(40)]
+    predictions = [[rng.choice(pool) for _ in range(rng.randint(1, 3))] for _ in range(ROWS)]
     golds = [
         [
             [rng.choice(pool[:-1]) for _ in range(rng.randint(1, 2))]
             for _ in range(rng.randint(1, 2))
         ]
-        for _ in range(40)
+        for _ in range(ROWS)
     ]
-    predictions[3] = None
+    predictions[NULL_ROW] = None
     return pl.DataFrame({"prediction": predictions, "gold": golds})
+
+
+def choice_frame(rng: random.Random) -> pl.DataFrame:
+    """Multiple choice: 4 choices with log-probabilities, token counts, unconditioned ones."""
+    texts = [" Paris", "Lyon", " élan", "naïve café", "1,000", "B"]
+    choices, logprobs, unconditioned, tokens, golds = [], [], [], [], []
+    for _ in range(ROWS):
+        choices.append([rng.choice(texts) for _ in range(4)])
+        logprobs.append([-rng.uniform(0.1, 20.0) for _ in range(4)])
+        unconditioned.append([-rng.uniform(0.1, 20.0) for _ in range(4)])
+        tokens.append([rng.randint(1, 6) for _ in range(4)])
+        golds.append(rng.randint(0, 3))
+    logprobs[NULL_ROW] = None
+    return pl.DataFrame(
+        {
+            "choices": choices,
+            "choice_logprobs": logprobs,
+            "unconditioned_logprobs": unconditioned,
+            "choice_token_counts": tokens,
+            "gold_index": golds,
+        },
+        schema_overrides={"choice_token_counts": pl.List(pl.Int64)},
+    )
+
+
+def labels_frame(rng: random.Random) -> pl.DataFrame:
+    """Classification: prediction and gold as string labels (three classes)."""
+    labels = ["yes", "no", "maybe"]
+    predictions = [rng.choice(labels) for _ in range(ROWS)]
+    golds = [rng.choice(labels) for _ in range(ROWS)]
+    predictions[NULL_ROW] = None
+    return pl.DataFrame({"prediction": predictions, "gold": golds})
+
+
+def binary_labels_frame(rng: random.Random) -> pl.DataFrame:
+    """Binary classification with integer labels 0/1."""
+    predictions = [rng.randint(0, 1) for _ in range(ROWS)]
+    golds = [rng.randint(0, 1) for _ in range(ROWS)]
+    predictions[NULL_ROW] = None
+    return pl.DataFrame({"prediction": predictions, "gold": golds})
+
+
+def likelihood_frame(rng: random.Random) -> pl.DataFrame:
+    """Perplexity family: log-likelihoods with word, byte and token counts, and the text."""
+    texts = [
+        " ".join(rng.choice(WORDS[:-2]) for _ in range(rng.randint(1, 9))) for _ in range(ROWS)
+    ]
+    loglikelihood = [-rng.uniform(1.0, 80.0) for _ in range(ROWS)]
+    loglikelihood[NULL_ROW] = None
+    return pl.DataFrame(
+        {
+            "loglikelihood": loglikelihood,
+            "text": texts,
+            "n_words": [len(text.split()) for text in texts],
+            "n_bytes": [len(text.encode()) for text in texts],
+            "n_tokens": [rng.randint(1, 30) for _ in range(ROWS)],
+        }
+    )
 
 
 FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
@@ -70,57 +135,78 @@ FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
     "counts": count_frame,
     "generations": generations_frame,
     "spans": spans_frame,
+    "choice": choice_frame,
+    "labels": labels_frame,
+    "binary_labels": binary_labels_frame,
+    "likelihood": likelihood_frame,
 }
 
-#: registry name -> (a concrete name to score with, the input shape it reads)
-CLASSIFIED: dict[str, tuple[str, str]] = {
-    "exact_match": ("exact_match", "text"),
-    "squad_em": ("squad_em", "text"),
-    "squad_f1": ("squad_f1", "text"),
-    "token_f1": ("token_f1", "text"),
-    "pass@{k}": ("pass@10", "counts"),
-    "maj@{k}": ("maj@8", "generations"),
-    "avg@{k}": ("avg@8", "generations"),
-    "g-pass@{k}_{tau}": ("g-pass@8_0.5", "generations"),
-    "mg-pass@{k}": ("mg-pass@8", "generations"),
-    "drop_em": ("drop_em", "spans"),
-    "drop_f1": ("drop_f1", "spans"),
-    "quasi_exact_match": ("quasi_exact_match", "text"),
-    "prefix_exact_match": ("prefix_exact_match", "text"),
-    "prefix_quasi_exact_match": ("prefix_quasi_exact_match", "text"),
-    "suffix_exact_match": ("suffix_exact_match", "text"),
-    "suffix_quasi_exact_match": ("suffix_quasi_exact_match", "text"),
-    "f1_score": ("f1_score", "text"),
-    "f1_score_quasi": ("f1_score_quasi", "text"),
-    "quasi_exact_match_gsm8k": ("quasi_exact_match_gsm8k", "text"),
+#: registry name -> (concrete names to score with, the input shape they read)
+CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
+    "exact_match": (("exact_match", "exact_match(ignore_case=true, normalizer=squad)"), "text"),
+    "squad_em": (("squad_em",), "text"),
+    "squad_f1": (("squad_f1",), "text"),
+    "token_f1": (("token_f1", "token_f1(normalizer=none)"), "text"),
+    "word_set_f1": (("word_set_f1", "word_set_f1(normalizer=helm)"), "text"),
+    "pass@{k}": (("pass@1", "pass@10", "pass@100"), "counts"),
+    "maj@{k}": (("maj@1", "maj@16"), "generations"),
+    "avg@{k}": (("avg@1", "avg@16"), "generations"),
+    "g-pass@{k}_{tau}": (("g-pass@1_0.5", "g-pass@16_1.0", "g-pass@8_0.25"), "generations"),
+    "mg-pass@{k}": (("mg-pass@1", "mg-pass@16"), "generations"),
+    "drop_em": (("drop_em",), "spans"),
+    "drop_f1": (("drop_f1",), "spans"),
+    "quasi_exact_match": (("quasi_exact_match",), "text"),
+    "prefix_exact_match": (("prefix_exact_match",), "text"),
+    "prefix_quasi_exact_match": (("prefix_quasi_exact_match",), "text"),
+    "suffix_exact_match": (("suffix_exact_match",), "text"),
+    "suffix_quasi_exact_match": (("suffix_quasi_exact_match",), "text"),
+    "quasi_exact_match_gsm8k": (("quasi_exact_match_gsm8k",), "text"),
 }
 
-NULL_ROW = 3
-SPECS = all_metrics()
+SPECS = {spec.name: spec for spec in all_metrics()}
 
 
 def test_every_metric_is_classified():
-    unclassified = sorted(spec.name for spec in SPECS if spec.name not in CLASSIFIED)
+    unclassified = sorted(set(SPECS) - set(CLASSIFIED))
     assert not unclassified, f"classify these metrics in tests/test_common.py: {unclassified}"
 
 
-def _case(spec) -> tuple[str, pl.DataFrame]:
-    if spec.name not in CLASSIFIED:
-        pytest.fail(f"{spec.name} is not classified")
-    name, shape = CLASSIFIED[spec.name]
+def test_every_classified_name_is_registered():
+    stale = sorted(set(CLASSIFIED) - set(SPECS))
+    assert not stale, f"classified but not registered (remove them): {stale}"
+    for registered, (names, _) in CLASSIFIED.items():
+        for name in names:
+            assert parse_request(name).spec.name == registered, name
+
+
+CASES = [
+    (registered, name, shape)
+    for registered, (names, shape) in sorted(CLASSIFIED.items())
+    if registered in SPECS
+    for name in names
+]
+
+
+@pytest.fixture(params=CASES, ids=[name for _, name, _ in CASES])
+def case(request) -> tuple[str, pl.DataFrame]:
+    _, name, shape = request.param
     return name, FRAMES[shape](random.Random(1234))
 
 
-@pytest.fixture(params=SPECS, ids=[spec.name for spec in SPECS])
-def case(request):
-    return _case(request.param)
+def _statistics_ok(name: str, dtype: pl.DataType) -> bool:
+    expected = parse_request(name).spec.statistics
+    if isinstance(expected, pl.Struct):
+        return isinstance(dtype, pl.Struct) and [f.name for f in dtype.fields] == [
+            f.name for f in expected.fields
+        ]
+    return dtype == expected
 
 
-def test_float64_per_row_and_input_kept(case):
+def test_output_is_the_specs_statistics_and_input_kept(case):
     name, frame = case
     scored = ef.score(frame, [name])
     assert scored.columns == [*frame.columns, name]
-    assert scored.schema[name] == pl.Float64
+    assert _statistics_ok(name, scored.schema[name]), scored.schema[name]
     assert scored.drop(name).equals(frame)
 
 
@@ -138,10 +224,33 @@ def test_nulls_propagate(case):
     assert scored.null_count() == 1, "only the row with a null input scores null"
 
 
+def test_all_null_column_gives_all_null_scores(case):
+    name, frame = case
+    column = next(c for c in frame.columns if frame[c].null_count())
+    nulls = frame.with_columns(pl.lit(None, dtype=frame.schema[column]).alias(column))
+    scored = ef.score(nulls, [name])[name]
+    assert scored.null_count() == frame.height
+
+
+def test_single_row_equals_its_row_in_the_whole(case):
+    name, frame = case
+    whole = ef.score(frame, [name])[name]
+    for row in (0, NULL_ROW):
+        assert ef.score(frame.slice(row, 1), [name])[name].equals(whole.slice(row, 1))
+
+
 def test_lazy_and_eager_identical(case):
     name, frame = case
     eager = ef.score(frame, [name])
     assert ef.score(frame.lazy(), [name]).collect().equals(eager)
+
+
+def test_bare_expression_equals_engine(case):
+    name, frame = case
+    request = parse_request(name)
+    columns = resolve_columns(name, request.spec.role_sets, frame.schema, {}, request.spec.dtypes)
+    bare = frame.select(request.build(columns).alias(name))[name]
+    assert bare.equals(ef.score(frame, [name])[name])
 
 
 def test_chunked_input_and_streaming_equal_one_batch(case):
@@ -158,3 +267,41 @@ def test_missing_role_raises(case):
     name, frame = case
     with pytest.raises(EvalframeError, match=re.escape(repr(name))):
         ef.score(frame.drop(frame.columns[-1]).drop(frame.columns[0]), [name])
+
+
+def test_wrong_dtype_raises_naming_metric_and_role(case):
+    name, frame = case
+    request = parse_request(name)
+    columns = resolve_columns(name, request.spec.role_sets, frame.schema, {}, request.spec.dtypes)
+    role, column = next(iter(columns.items()))
+    broken = frame.with_columns(pl.lit(True).alias(column))
+    with pytest.raises(EvalframeError, match=f"{re.escape(repr(name))}.*role {role!r}"):
+        ef.score(broken, [name])
+
+
+def _value(table: pl.DataFrame) -> float:
+    return table["value"].item()
+
+
+def _close(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def test_aggregate_merges_partitions_and_ignores_order(case):
+    name, frame = case
+    scored = ef.score(frame, [name])
+    whole = ef.aggregate(scored, metrics=[name])
+    halves = pl.concat([ef.score(frame.slice(0, 17), [name]), ef.score(frame.slice(17), [name])])
+    shuffled = ef.score(frame.sample(fraction=1.0, shuffle=True, seed=7), [name])
+    assert _close(_value(ef.aggregate(halves, metrics=[name])), _value(whole))
+    assert _close(_value(ef.aggregate(shuffled, metrics=[name])), _value(whole))
+    assert whole["n"].item() == frame.height - 1 and whole["n_null"].item() == 1
+    assert whole["signature"].item().startswith("metric:")
+
+
+def test_aggregate_finds_the_metric_column_by_name_and_dtype(case):
+    name, frame = case
+    scored = ef.score(frame, [name])
+    assert ef.aggregate(scored)["metric"].to_list() == [name]

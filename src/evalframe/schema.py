@@ -98,6 +98,7 @@ ROLES: dict[str, Role] = {
         Role("unconditioned_logprobs", (LIST_FLOAT,), "for PMI normalisation"),
         Role("choice_token_counts", (LIST_INT,), "for token-length normalisation"),
         Role("gold_index", (INT, LIST_INT), "index(es) of the correct choice(s)"),
+        Role("len_mc1", (INT,), "TruthfulQA: the first len_mc1 choices are MC1's, the rest MC2's"),
         Role("loglikelihood", (FLOAT,), "perplexity family: summed log-likelihood"),
         Role("n_words", (INT,), "perplexity family: word count"),
         Role("n_bytes", (INT,), "perplexity family: byte count"),

@@ -33,6 +33,8 @@ from typing import Any
 
 import polars as pl
 
+from evalframe.metrics.request import _literal
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO_ROOT.parent / "shared" / "data" / "lighteval-test-cases"
 
@@ -45,9 +47,15 @@ class Check:
     key: str
     options: Mapping[str, Any] = field(default_factory=dict)
 
+    def request(self) -> str:
+        """The metric request evalframe scores: ``metric(key=value, ...)``."""
+        if not self.options:
+            return self.metric
+        inner = ", ".join(f"{key}={_literal(value)}" for key, value in self.options.items())
+        return f"{self.metric}({inner})"
+
     def label(self) -> str:
-        extra = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
-        return f"`{self.metric}`" + (f" ({extra})" if extra else "")
+        return f"`{self.request()}`"
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,7 @@ def _exact_match(case: Case) -> tuple[pl.DataFrame, list[Check]]:
 
 def _f1(case: Case) -> tuple[pl.DataFrame, list[Check]]:
     # lighteval Metrics.f1_score = F1_score() (set-of-words F1), key "f1"
-    return frame(case), [Check("f1_score", "f1")]
+    return frame(case), [Check("word_set_f1", "f1")]
 
 
 def _drop(case: Case) -> tuple[pl.DataFrame, list[Check]]:
@@ -246,6 +254,22 @@ MAPPED: dict[str, Callable[[Case], tuple[pl.DataFrame, list[Check]]]] = {
     "avg_at_k.json": _avg_at_k,
     "g_pass_at_k.json": _g_pass_at_k,
 }
+
+
+def _merge_family_tables() -> None:
+    """Add the mappings of the metric families' modules (``lighteval_cases_<family>.py``)."""
+    import importlib
+
+    for path in sorted(Path(__file__).parent.glob("lighteval_cases_*.py")):
+        module = importlib.import_module(f"tests.conformance.{path.stem}")
+        overlap = sorted(set(module.MAPPED) & set(MAPPED))
+        if overlap:
+            raise AssertionError(f"{path.name} maps files mapped elsewhere: {overlap}")
+        MAPPED.update(module.MAPPED)
+        SKIPPED_CASES.update(getattr(module, "SKIPPED_CASES", {}))
+
+
+_merge_family_tables()
 
 
 # --- enumeration -------------------------------------------------------------------------

@@ -15,8 +15,8 @@ import math
 
 import pytest
 
-from evalframe.metrics.registry import is_metric_name, resolve
-from evalframe.schema import resolve_columns
+import evalframe as ef
+from evalframe.metrics.registry import is_metric_name
 from tests.conformance import lighteval_cases as mapping
 
 pytestmark = pytest.mark.skipif(
@@ -56,14 +56,11 @@ def test_lighteval_case(case):
         assert is_metric_name(check.metric), (
             f"{case.id}: metric {check.metric!r} is mapped but not registered in evalframe"
         )
-        spec, params = resolve(check.metric)
-        columns = resolve_columns(check.metric, spec.role_sets, frame.schema, {}, spec.dtypes)
-        expr = spec.function(
-            **{role: column for role, column in columns.items()},
-            **{**spec.options, **check.options},
-            **params,
-        )
-        value = frame.select(expr.alias("value"))["value"].item()
+        # The whole pipeline, as users run it: score, then aggregate (the mean of one row
+        # for a sample metric; the corpus formula over every row for a corpus metric).
+        metric = {"__check": check.request()}
+        scored = ef.score(frame, metric)
+        value = ef.aggregate(scored, metrics=metric, bootstrap=2)["value"].item()
         assert value is not None and not math.isnan(value), f"{case.id}: {check.metric} -> {value}"
         assert value == pytest.approx(expected[check.key], abs=tolerance), (
             f"{case.id}: {check.label()} gave {value}, lighteval expects "

@@ -25,9 +25,36 @@ def test_parameterised_name_resolves_with_parameters():
     assert not is_metric_name("pass@10x")
 
 
-def test_unknown_name_lists_known():
-    with pytest.raises(EvalframeError, match="known metrics: .*squad_f1"):
+def test_unknown_name_suggests_and_lists_known():
+    with pytest.raises(EvalframeError, match="did you mean 'squad_f1'.*Known metrics: .*squad_f1"):
         resolve("squad_f2")
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggestion"),
+    [("Squad_EM", "squad_em"), ("squad-em", "squad_em"), ("Pass@10", "pass@10"),
+     ("G_pass@8_0.5", "g-pass@8_0.5"), ("exact-match", "exact_match")],
+)
+def test_case_and_dash_differences_are_suggested(typo, suggestion):
+    with pytest.raises(EvalframeError, match=f"did you mean '{suggestion}'"):
+        resolve(typo)
+
+
+def test_names_of_other_tools_point_to_ours():
+    with pytest.raises(EvalframeError, match="word_set_f1"):
+        resolve("f1_score")
+
+
+def test_corpus_metric_needs_statistics_and_reduce():
+    from evalframe.metrics.reduce import Sums
+
+    with pytest.raises(ValueError, match="needs a reduce"):
+        register("corpus_x", roles=("prediction",), reference=Reference("a", "1", "f"),
+                 description="x", level="corpus", function=lambda prediction: pl.lit(1.0))
+    with pytest.raises(ValueError, match="needs statistics"):
+        register("corpus_y", roles=("prediction",), reference=Reference("a", "1", "f"),
+                 description="x", level="corpus", reduce=Sums("s", lambda sums: sums["a"]),
+                 function=lambda prediction: pl.lit(1.0))
 
 
 def test_duplicate_registration_is_refused():

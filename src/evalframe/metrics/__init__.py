@@ -16,7 +16,15 @@ shape: (3, 3)
 └──────┴─────┴────────┘
 """
 
-from evalframe.metrics import drop, exact_match, pass_at_k, sampling, squad, word_overlap
+from evalframe.metrics import (
+    classification,
+    drop,
+    exact_match,
+    pass_at_k,
+    sampling,
+    squad,
+    word_overlap,
+)
 from evalframe.metrics.registry import (
     MetricSpec,
     Reference,
@@ -26,7 +34,7 @@ from evalframe.metrics.registry import (
     resolve,
 )
 
-_FAMILIES = (exact_match, word_overlap, squad, pass_at_k, drop, sampling)
+_FAMILIES = (exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification)
 
 for _family in _FAMILIES:
     globals().update({_name: getattr(_family, _name) for _name in _family.__all__})

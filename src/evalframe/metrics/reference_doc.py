@@ -13,16 +13,25 @@ from __future__ import annotations
 
 import inspect
 
+from evalframe.metrics.reduce import Mean
 from evalframe.metrics.registry import MetricSpec, all_metrics
+from evalframe.metrics.request import describe_options
+from evalframe.normalize.table import NORMALIZERS
 from evalframe.schema import role_kinds
 
 HEADER = """# Metric reference
 
 Generated from the registry by `python -m evalframe.metrics.reference_doc > docs/metrics.md`;
 do not edit by hand. Each metric states the reference implementation it agrees with, the
-roles (input columns) it reads and the edge rules it follows. `score` adds one `Float64`
-column per sample-level metric, named as requested (`pass@10`); `aggregate` reduces it by
-the mean with a standard error.
+roles (input columns) it reads, its options and the edge rules it follows.
+
+Every metric has two parts: per-row statistics and a reduce from them to the score.
+`score` adds one column per metric, named as requested (`pass@10`,
+`f1(average=macro)`, or an alias: `em_ci=exact_match(ignore_case=true)`): a `Float64`
+score for a sample-level metric, which `aggregate` reduces by the mean with the standard
+error of the mean; the row's statistics (a struct) for a corpus-level metric, which
+`aggregate` reduces by the metric's formula with a seeded bootstrap standard error.
+Options are set as `name(key=value, ...)` in Python and on the command line.
 """
 
 
@@ -48,6 +57,9 @@ def _section(spec: MetricSpec) -> list[str]:
     lines = [f"## {spec.name}", "", spec.description, ""]
     lines.append(f"- **Reference:** {spec.reference}")
     lines.append(f"- **Level:** {spec.level}; higher is better: {spec.higher_is_better}")
+    lines.append(f"- **Per-row statistics:** `{_dtype_text(spec)}`")
+    lines.append(f"- **Reduce:** {_reduce_text(spec)}")
+    lines.append(f"- **Options:** {_escape(describe_options(spec))}")
     if spec.parameters:
         lines.append(f"- **Parameters in the name:** {', '.join(spec.parameters)}")
     if spec.options:
@@ -68,6 +80,37 @@ def _section(spec: MetricSpec) -> list[str]:
         lines += [f"- {divergence}" for divergence in spec.divergences]
     signature = _stable_signature(spec.function)
     lines += ["", "```python", f"{spec.function.__name__}{signature}", "```", ""]
+    return lines
+
+
+def _dtype_text(spec: MetricSpec) -> str:
+    return str(spec.statistics)
+
+
+def _reduce_text(spec: MetricSpec) -> str:
+    if isinstance(spec.reduce, Mean):
+        return "mean (standard error of the mean)"
+    if callable(spec.reduce):
+        return "the metric's formula for its options (bootstrap standard error)"
+    return f"`{spec.reduce.name}` (bootstrap standard error)"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _normalizer_table() -> list[str]:
+    lines = [
+        "## Normalisers",
+        "",
+        "Metrics that normalise text take `normalizer=NAME` (or a function from `pl.Expr` to "
+        "`pl.Expr` in Python); `evalframe normalizers` prints this table.",
+        "",
+        "| name | reference | meaning |",
+        "|---|---|---|",
+    ]
+    for entry in NORMALIZERS.values():
+        lines.append(f"| `{entry.name}` | {entry.reference} | {entry.meaning} |")
     return lines
 
 
@@ -94,7 +137,7 @@ def _stable_signature(function) -> inspect.Signature:
 def render() -> str:
     """The whole metric reference page as Markdown."""
     specs = all_metrics()
-    lines = [HEADER, *_summary_table(specs), ""]
+    lines = [HEADER, *_summary_table(specs), "", *_normalizer_table(), ""]
     for spec in specs:
         lines += _section(spec)
     return "\n".join(lines).rstrip() + "\n"
