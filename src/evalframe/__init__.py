@@ -19,6 +19,7 @@ from evalframe.engine import score
 from evalframe.errors import EvalframeError
 from evalframe.io import load, save, scan
 from evalframe.metrics.registry import list_metrics
+from evalframe.normalize.table import list_normalizers
 from evalframe.stats import aggregate
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "__version__",
     "aggregate",
     "list_metrics",
+    "list_normalizers",
     "load",
     "metrics",
     "normalize",

@@ -78,5 +78,8 @@ def test_every_spec_is_complete(spec: MetricSpec):
 def test_list_metrics_matches_registry():
     table = ef.list_metrics()
     assert table["name"].to_list() == [spec.name for spec in all_metrics()]
-    assert table.columns == ["name", "level", "higher_is_better", "roles", "reference",
-                             "description"]
+    assert table.columns == ["name", "level", "higher_is_better", "roles", "statistics",
+                             "reduce", "options", "reference", "description"]
+    exact = table.row(by_predicate=pl.col("name") == "exact_match", named=True)
+    assert exact["statistics"] == "Float64" and exact["reduce"] == "mean"
+    assert "ignore_case: bool = false" in exact["options"]

@@ -235,32 +235,41 @@ def is_metric_name(name: str) -> bool:
 def list_metrics() -> pl.DataFrame:
     """The registry as a DataFrame: one row per metric.
 
+    Columns: name, level (sample | corpus), higher_is_better, roles (alternative role
+    sets separated by ``|``), statistics (the per-row dtype), reduce, options (the
+    settable keyword options with types and defaults), reference, description.
+
     >>> import evalframe as ef
-    >>> "squad_f1" in ef.list_metrics()["name"].to_list()
-    True
+    >>> table = ef.list_metrics()
+    >>> table.filter(table["name"] == "squad_f1").select("level", "reduce").row(0)
+    ('sample', 'mean')
     """
+    from evalframe.metrics.request import describe_options
+
     rows = [
         {
             "name": spec.name,
             "level": spec.level,
             "higher_is_better": spec.higher_is_better,
             "roles": " | ".join(", ".join(roles) for roles in spec.role_sets),
+            "statistics": str(spec.statistics),
+            "reduce": spec.reduce.name if not callable(spec.reduce) else "by options",
+            "options": describe_options(spec),
             "reference": str(spec.reference),
             "description": spec.description,
         }
         for spec in all_metrics()
     ]
-    return pl.DataFrame(
-        rows,
-        schema={
-            "name": pl.String,
-            "level": pl.String,
-            "higher_is_better": pl.Boolean,
-            "roles": pl.String,
-            "reference": pl.String,
-            "description": pl.String,
-        },
-    )
+    return pl.DataFrame(rows, schema=dict.fromkeys(LIST_COLUMNS, pl.String) | {
+        "higher_is_better": pl.Boolean
+    })
+
+
+#: The columns of :func:`list_metrics`.
+LIST_COLUMNS = (
+    "name", "level", "higher_is_better", "roles", "statistics", "reduce", "options",
+    "reference", "description",
+)
 
 
 def _load_builtin_metrics() -> None:
