@@ -134,8 +134,55 @@ def test_invalid_values_message_and_debug_traceback(tmp_path):
     assert debug.returncode == 1 and "Traceback" in debug.stderr.decode()
 
 
-@pytest.mark.parametrize("command", [[], ["score"], ["aggregate"], ["metrics"]])
+@pytest.mark.parametrize(
+    "command", [[], ["score"], ["aggregate"], ["metrics"], ["normalizers"]]
+)
 def test_help_everywhere(command):
     result = run(*command, "--help")
     assert result.returncode == 0
     assert "usage: evalframe" in result.stdout.decode()
+
+
+def test_options_aliases_and_corpus_metrics_through_the_pipe(tmp_path):
+    source = tmp_path / "labels.jsonl"
+    pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b", "b"],
+            "pred": ["Yes", "no", "yes", "no", "no", None],
+            "label": ["yes", "no", "no", "yes", "no", "no"],
+        }
+    ).write_ndjson(source)
+    scored = run("score", str(source), "--col", "prediction=pred", "--col", "gold=label",
+                 "-m", "em_ci=exact_match(ignore_case=true)", "-m", "f1(average=macro)",
+                 "--quiet")
+    assert scored.returncode == 0, scored.stderr.decode()
+    out = tmp_path / "summary.csv"
+    table = run("aggregate", "--by", "model", "-o", str(out), "--bootstrap", "200", "-",
+                stdin=scored.stdout)
+    assert table.returncode == 0, table.stderr.decode()
+    summary = pl.read_csv(out)
+    a = {row["metric"]: row for row in summary.filter(pl.col("model") == "a").iter_rows(named=True)}
+    # ignore_case: Yes~yes, no==no, yes!=no -> 2/3
+    assert a["em_ci"]["value"] == pytest.approx(2 / 3, rel=1e-15)
+    # f1-macro of model a, exact labels: pred [Yes, no, yes], gold [yes, no, no];
+    # labels {Yes, no, yes}: F1(Yes)=0 (fp), F1(no)=2/3, F1(yes)=0 -> 2/9
+    assert a["f1(average=macro)"]["value"] == pytest.approx(2 / 9, rel=1e-15)
+    assert "stderr:bootstrap|B:200|seed:0" in a["f1(average=macro)"]["signature"]
+    assert "opts:" in a["em_ci"]["signature"] and "ignore_case=true" in a["em_ci"]["signature"]
+
+
+def test_unknown_metric_and_bad_option_are_data_errors_before_reading(tmp_path):
+    missing = tmp_path / "absent.jsonl"
+    result = run("score", str(missing), "-m", "Squad_EM")
+    assert result.returncode == 1
+    assert "did you mean 'squad_em'" in result.stderr.decode()
+    result = run("score", str(missing), "-m", "exact_match(ignore_cas=true)")
+    assert result.returncode == 1
+    assert "settable options: ignore_case" in result.stderr.decode()
+
+
+def test_normalizers_lists_the_table():
+    result = run("normalizers")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    assert "squad" in text and "helm" in text and "gsm8k" in text

@@ -103,6 +103,7 @@ ROLES: dict[str, Role] = {
         Role("n_words", (INT,), "perplexity family: word count"),
         Role("n_bytes", (INT,), "perplexity family: byte count"),
         Role("n_tokens", (INT,), "perplexity family: token count"),
+        Role("text", (STR,), "the document whose log-likelihood was scored"),
         Role("task", (ANY,), "grouping key"),
         Role("model", (ANY,), "grouping and pairing key"),
         Role("sample_id", (ANY,), "pairing key"),

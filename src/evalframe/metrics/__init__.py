@@ -17,10 +17,12 @@ shape: (3, 3)
 """
 
 from evalframe.metrics import (
+    choice,
     classification,
     drop,
     exact_match,
     pass_at_k,
+    perplexity,
     sampling,
     squad,
     word_overlap,
@@ -34,7 +36,10 @@ from evalframe.metrics.registry import (
     resolve,
 )
 
-_FAMILIES = (exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification)
+_FAMILIES = (
+    exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification, perplexity,
+    choice,
+)
 
 for _family in _FAMILIES:
     globals().update({_name: getattr(_family, _name) for _name in _family.__all__})

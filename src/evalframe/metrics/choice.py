@@ -73,7 +73,7 @@ shape: (3, 4)
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -256,24 +256,21 @@ def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
         at = split.values[chosen] if split is not None else np.zeros(len(chosen), np.int64)
         starts = np.concatenate(([0], np.cumsum(lengths)))
         gold_starts = np.concatenate(([0], np.cumsum(gold_counts)))
-        for width in np.unique(lengths) if len(lengths) else ():
-            group = np.flatnonzero(lengths == width) if len(np.unique(lengths)) > 1 else None
-            if group is None:  # one width: every chosen row, no copy
+        widths = np.unique(lengths)
+        for width in widths:
+            if len(widths) == 1:  # one width: every chosen row, no copy
+                group = np.arange(len(chosen))
                 matrix = values.reshape(-1, width)
-                owner = np.repeat(np.arange(len(chosen)), gold_counts)
-                index, group_at, group_counts = gold_values, at, gold_counts
+                group_counts, index, group_at = gold_counts, gold_values, at
             else:
+                group = np.flatnonzero(lengths == width)
                 matrix = values[_positions(starts[group], lengths[group])].reshape(-1, width)
                 group_counts = gold_counts[group]
-                owner = np.repeat(np.arange(len(group)), group_counts)
                 index = gold_values[_positions(gold_starts[group], group_counts)]
                 group_at = at[group]
+            owner = np.repeat(np.arange(len(group)), group_counts)
             firsts = np.concatenate(([0], np.cumsum(group_counts)[:-1]))
-            scores = _score(plan, matrix, owner, index, firsts, group_at)
-            if group is None:
-                out[chosen] = scores
-            else:
-                out[chosen[group]] = scores
+            out[chosen[group]] = _score(plan, matrix, owner, index, firsts, group_at)
     out = np.where(codes != 0, codes, out)
     missing = ~scoreable & (codes == 0)
     return pl.Series(pa.array(out, mask=missing), dtype=pl.Float64)
@@ -628,7 +625,7 @@ def acc_bytes(choice_logprobs: IntoExpr, gold_index: IntoExpr, choices: IntoExpr
     │ null            ┆ 1          ┆ ["x", "y"]        ┆ null      │
     └─────────────────┴────────────┴───────────────────┴───────────┘
 
-    (``"東京"`` is 6 bytes: ``-6/6 = -1.0 > -5/5``? No, they tie, and the first wins.)
+    (``"東京"`` is 2 characters but 6 bytes: ``-6/6`` ties ``-5/5``, and the first wins.)
     """
     return _metric("acc_bytes", _Plan("argmax", extra="divide"), choice_logprobs, gold_index,
                    extra=_byte_lengths(choices), extra_role="choices", extra_source=choices)
@@ -912,15 +909,17 @@ def brier_score(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     ... })
     >>> df.with_columns(brier_score("choice_logprobs", "gold_index").alias("brier_score"))
     shape: (3, 3)
-    ┌────────────────────┬────────────┬─────────────┐
-    │ choice_logprobs    ┆ gold_index ┆ brier_score │
-    │ ---                ┆ ---        ┆ ---         │
-    │ list[f64]          ┆ i64        ┆ f64         │
-    ╞════════════════════╪════════════╪═════════════╡
-    │ [0.0, 0.0]         ┆ 0          ┆ 0.5         │
-    │ [-0.1, -10.0, -10.0] ┆ 2        ┆ 1.999       │
-    │ null               ┆ 0          ┆ null        │
-    └────────────────────┴────────────┴─────────────┘
+    ┌──────────────────────┬────────────┬─────────────┐
+    │ choice_logprobs      ┆ gold_index ┆ brier_score │
+    │ ---                  ┆ ---        ┆ ---         │
+    │ list[f64]            ┆ i64        ┆ f64         │
+    ╞══════════════════════╪════════════╪═════════════╡
+    │ [0.0, 0.0]           ┆ 0          ┆ 0.5         │
+    │ [-0.1, -10.0, -10.0] ┆ 2          ┆ 1.999699    │
+    │ null                 ┆ 0          ┆ null        │
+    └──────────────────────┴────────────┴─────────────┘
+
+    (Row 1: ``p = [0.5, 0.5]``, ``(0.5 - 1)**2 + 0.5**2 = 0.5``.)
     """
     return _metric("brier_score", _Plan("brier"), choice_logprobs, gold_index)
 
@@ -967,7 +966,7 @@ def mrr(
     >>> import polars as pl
     >>> df = pl.DataFrame({
     ...     "choice_logprobs": [[-1.0, -1.0, -3.0], [-1.0, -2.0, -3.0], None],
-    ...     "gold_index": [1, [2][0], 0],
+    ...     "gold_index": [1, 2, 0],
     ... })
     >>> df.with_columns(mrr("choice_logprobs", "gold_index").alias("mrr"))
     shape: (3, 3)
@@ -1151,10 +1150,13 @@ def mc2(
     │ ---                  ┆ ---        ┆ ---     ┆ ---      │
     │ list[f64]            ┆ list[i64]  ┆ i64     ┆ f64      │
     ╞══════════════════════╪════════════╪═════════╪══════════╡
-    │ [-1.0, -3.0, … -2.0] ┆ [0, 2, 3]  ┆ 2       ┆ 0.844156 │
+    │ [-1.0, -3.0, … -2.0] ┆ [0, 2, 3]  ┆ 2       ┆ 0.844638 │
     │ [-1.0, -2.0, -1.0]   ┆ [0, 2]     ┆ 1       ┆ 0.731059 │
     │ null                 ┆ [0, 2]     ┆ 1       ┆ null     │
     └──────────────────────┴────────────┴─────────┴──────────┘
+
+    (Row 1: the MC2 targets are choices 2-4, ``[-1, -1, -2]``, choices 2 and 3 true:
+    ``2e⁻¹ / (2e⁻¹ + e⁻²) = 2 / (2 + e⁻¹) = 0.844638``.)
     """
     return _metric("mc2", _Plan("mc2", split=len_mc1 is not None), choice_logprobs,
                    gold_index, len_mc1=len_mc1)
