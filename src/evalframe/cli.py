@@ -28,7 +28,7 @@ from evalframe.errors import EvalframeError
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
 from evalframe.metrics.registry import all_metrics, list_metrics
-from evalframe.metrics.request import parse_requests
+from evalframe.metrics.request import describe_options, parse_requests
 from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
 from evalframe.stats.aggregate import (
@@ -154,7 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
     metrics = commands.add_parser(
         "metrics",
         help="list the metrics in the registry",
-        description="List every registered metric with its level, direction, roles and reference.",
+        description=(
+            "List every registered metric with its level, direction, roles and options; "
+            "with a metric name, show that metric in full (reference, statistics, reduce, "
+            "options, edge rules, divergences)."
+        ),
+    )
+    metrics.add_argument(
+        "metric", nargs="?", metavar="METRIC", help="a metric to show in full, e.g. pass@10"
     )
     metrics.add_argument("--names", action="store_true", help="print only the names, one a line")
     metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
@@ -298,14 +305,35 @@ def _run_aggregate(args: argparse.Namespace) -> int:
 
 
 def _run_metrics(args: argparse.Namespace) -> int:
+    if args.metric:
+        print(_describe_metric(args.metric))
+        return EXIT_OK
     table = list_metrics()
     if args.names:
         print("\n".join(table["name"].to_list()))
     elif args.output:
         save(table, args.output)
     else:
-        _show(table)
+        _show(table.select("name", "level", "higher_is_better", "roles", "options"))
     return EXIT_OK
+
+
+def _describe_metric(text: str) -> str:
+    request = parse_requests([text])[0]
+    spec = request.spec
+    lines = [
+        f"{spec.name}: {spec.description}",
+        f"  reference: {spec.reference}",
+        f"  level: {spec.level}; higher is better: {spec.higher_is_better}",
+        "  roles: " + " or ".join("(" + ", ".join(roles) + ")" for roles in spec.role_sets),
+        f"  statistics: {spec.statistics}; reduce: {request.reduction().name}",
+        f"  options: {describe_options(spec)}",
+    ]
+    if request.params or request.options:
+        lines.append(f"  this request: {request.text}")
+    lines += [f"  edge rule: {rule}" for rule in spec.edge_rules]
+    lines += [f"  divergence: {rule}" for rule in spec.divergences]
+    return "\n".join(lines)
 
 
 def _run_normalizers(args: argparse.Namespace) -> int:

@@ -111,17 +111,12 @@ SKIPPED_FILES: dict[str, str] = {
     "g_pass_at_k_math.json": _MATH_VERIFY,
     "gpqa_instruct_metric.json": _LETTERS,
     "gpqa_instruct_pass_at_k.json": _LETTERS,
-    "loglikelihood_acc.json": _NOT_YET.format(
-        what="log-likelihood multiple-choice accuracy (argmax of choice log-probabilities)"
-    ),
     "loglikelihood_f1.json": _NOT_YET.format(what="corpus log-likelihood F1"),
     "mcc.json": _NOT_YET.format(what="corpus Matthews correlation"),
-    "mrr.json": _NOT_YET.format(what="mean reciprocal rank over choice log-probabilities"),
     "multi_f1_numeric.json": _NOT_YET.format(what="corpus multi-class F1 (multi_f1_numeric)"),
     "pass_at_k_letters.json": _LETTERS,
     "pass_at_k_math.json": _MATH_VERIFY,
     "prediction_perplexity.json": _NOT_YET.format(what="perplexity family: prediction_perplexity"),
-    "recall_at_k.json": _NOT_YET.format(what="recall@k over choice log-probabilities"),
     "rouge1.json": _NOT_YET.format(what="ROUGE-1 (rouge_score)"),
     "rouge2.json": _NOT_YET.format(what="ROUGE-2 (rouge_score)"),
     "rougeL.json": _NOT_YET.format(what="ROUGE-L (rouge_score)"),
@@ -130,9 +125,6 @@ SKIPPED_FILES: dict[str, str] = {
     "simpleqa_judge.json": _NEEDS_WEIGHTS.format(what="an LLM judge behind an API"),
     "target_perplexity.json": _NOT_YET.format(what="perplexity family: target_perplexity"),
     "ter.json": _NOT_YET.format(what="corpus TER (sacrebleu)"),
-    "truthfulqa_mc_metrics.json": _NOT_YET.format(
-        what="TruthfulQA MC1/MC2 over choice log-probabilities"
-    ),
     "word_perplexity.json": _NOT_YET.format(what="perplexity family: word_perplexity"),
 }
 

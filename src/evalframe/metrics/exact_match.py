@@ -600,7 +600,8 @@ register(
     description="Exact string match (1.0/0.0), best over gold alternatives",
     edge_rules=(
         *_GOLD_EDGE_RULES,
-        "no normalisation: case, whitespace, punctuation and Unicode forms all count",
+        "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
+        "Unicode forms all count",
         "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
     ),
     divergences=(
