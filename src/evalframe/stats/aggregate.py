@@ -323,9 +323,8 @@ def _corpus_table(
     counts = _grouped(frame, keys).agg(
         n=stats.count(), n_null=stats.null_count()
     ).collect()
-    fields = [f.name for f in frame.collect_schema()[name].fields] if isinstance(
-        frame.collect_schema()[name], pl.Struct
-    ) else []
+    dtype = frame.collect_schema()[name]
+    fields = [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
     present = (
         frame.filter(stats.is_not_null())
         .select(*(keys or [pl.lit(0).alias(_ALL)]), stats.struct.unnest() if fields else stats)
@@ -352,7 +351,8 @@ def _corpus_table(
 
         def score(part: pl.DataFrame) -> tuple[float, float | None]:
             values = {field: part[field].cast(pl.Float64).to_numpy() for field in fields}
-            sums = {field: np.array([part[field].cast(pl.Float64).sum()]) for field in fields}
+            # summed in the field's own dtype (exact for integer counts), then as float64
+            sums = {field: np.array([float(part[field].sum())]) for field in fields}
             value = float(reduction.formula(sums)[0])
             if part.height < 2:
                 return value, None
