@@ -82,6 +82,11 @@ _LETTERS = (
     "needs lighteval's extractive match for answer letters (IndicesExtractionConfig regex "
     "cascade, gold index turned into a letter); not implemented in evalframe"
 )
+_PLACEHOLDER = (
+    "expected_output is a placeholder lighteval never compares: a sample case's compute_sample "
+    "returns {{key: PerplexityCorpusMetricInput}}, which AutomatedMetricTester."
+    "_compare_dict_outputs skips; the score of the case's one document is {what}"
+)
 
 SKIPPED_FILES: dict[str, str] = {
     "acc_golds_likelihood.json": _NOT_YET.format(
@@ -89,12 +94,12 @@ SKIPPED_FILES: dict[str, str] = {
     ),
     "avg_at_k_math.json": _MATH_VERIFY,
     "bert_score.json": _NEEDS_WEIGHTS.format(what="BERTScore, roberta-large"),
-    "bits_per_byte.json": _NOT_YET.format(what="perplexity family: bits_per_byte"),
+    "bits_per_byte.json": _PLACEHOLDER.format(what="-(1.0 / 28 bytes) / log(2) = -0.052, not 1.0"),
     "bleu.json": _NOT_YET.format(what="corpus BLEU (sacrebleu)"),
     "bleu_1.json": _NOT_YET.format(what="sentence BLEU-1 (nltk)"),
     "bleu_4.json": _NOT_YET.format(what="sentence BLEU-4 (nltk)"),
     "bleurt.json": _NEEDS_WEIGHTS.format(what="BLEURT checkpoint"),
-    "byte_perplexity.json": _NOT_YET.format(what="perplexity family: byte_perplexity"),
+    "byte_perplexity.json": _PLACEHOLDER.format(what="exp(-1.0 / 30 bytes) = 0.967, not 1.0"),
     "chrf.json": _NOT_YET.format(what="corpus chrF (sacrebleu)"),
     "chrf_plus.json": _NOT_YET.format(what="corpus chrF++ (sacrebleu)"),
     "copyright.json": _NOT_YET.format(
@@ -104,28 +109,33 @@ SKIPPED_FILES: dict[str, str] = {
     "extractiveness.json": _NEEDS_WEIGHTS.format(
         what="summarisation extractiveness needs a spaCy English model"
     ),
-    "f1_score_macro.json": _NOT_YET.format(what="corpus F1 macro (sklearn)"),
-    "f1_score_micro.json": _NOT_YET.format(what="corpus F1 micro (sklearn)"),
     "faithfulness.json": _NEEDS_WEIGHTS.format(what="SummaC with an NLI model"),
     "g_pass_at_k_latex.json": _MATH_VERIFY,
     "g_pass_at_k_math.json": _MATH_VERIFY,
     "gpqa_instruct_metric.json": _LETTERS,
     "gpqa_instruct_pass_at_k.json": _LETTERS,
-    "loglikelihood_f1.json": _NOT_YET.format(what="corpus log-likelihood F1"),
-    "mcc.json": _NOT_YET.format(what="corpus Matthews correlation"),
-    "multi_f1_numeric.json": _NOT_YET.format(what="corpus multi-class F1 (multi_f1_numeric)"),
+    "multi_f1_numeric.json": (
+        "lighteval's multi_f1_numeric (CorpusLevelF1Score(average='micro', num_classes=3)) "
+        "is the mean over the classes 0, 1, 2 of the micro F1 of the one-vs-rest booleans "
+        "(gold == i, prediction == i), i.e. (1 + 2 * accuracy) / 3 when every label is in "
+        "0..2: no scikit-learn average, so neither evalframe's f1 nor accuracy reproduces it"
+    ),
     "pass_at_k_letters.json": _LETTERS,
     "pass_at_k_math.json": _MATH_VERIFY,
-    "prediction_perplexity.json": _NOT_YET.format(what="perplexity family: prediction_perplexity"),
+    "prediction_perplexity.json": _PLACEHOLDER.format(
+        what="exp(-1.0) = 0.368 (perplexity of ll = sum(logprobs)), not 1.0"
+    ),
     "rouge1.json": _NOT_YET.format(what="ROUGE-1 (rouge_score)"),
     "rouge2.json": _NOT_YET.format(what="ROUGE-2 (rouge_score)"),
     "rougeL.json": _NOT_YET.format(what="ROUGE-L (rouge_score)"),
     "rougeLsum.json": _NOT_YET.format(what="ROUGE-Lsum (rouge_score)"),
     "rouge_t5.json": _NOT_YET.format(what="ROUGE with bootstrap, T5 style"),
     "simpleqa_judge.json": _NEEDS_WEIGHTS.format(what="an LLM judge behind an API"),
-    "target_perplexity.json": _NOT_YET.format(what="perplexity family: target_perplexity"),
+    "target_perplexity.json": _PLACEHOLDER.format(
+        what="exp(-logprobs[gold_index]): 1.105, 1.350, 1.105, 1.221, 1.221, "
+        "not 1.5, 2.0, 0.0, 8.2, 1.2"
+    ),
     "ter.json": _NOT_YET.format(what="corpus TER (sacrebleu)"),
-    "word_perplexity.json": _NOT_YET.format(what="perplexity family: word_perplexity"),
 }
 
 #: Single cases of mapped files that evalframe deliberately does not reproduce.

@@ -99,3 +99,10 @@ def test_convert(annotation, value, expected):
 def test_convert_refuses_bools_as_numbers():
     with pytest.raises(ValueError, match="integer"):
         convert(int, True)
+
+
+def test_alias_may_be_a_harness_result_key_and_roles_are_not_options():
+    request = parse_request("exact_match,strict-match = exact_match(ignore_case=true)")
+    assert request.column == "exact_match,strict-match"
+    with pytest.raises(EvalframeError, match="no option 'passed'"):
+        parse_request("pass@1(passed='flags')")

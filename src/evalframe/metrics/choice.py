@@ -108,19 +108,19 @@ LIGHTEVAL = ("lighteval", "0.13.0")
 _PROCESS_RESULTS = "lm_eval.api.task.ConfigurableTask.process_results (multiple_choice)"
 
 #: How the log-probabilities are normalised before they are compared or exponentiated.
-Normalization = Literal["none", "char", "token", "pmi"]
+Normalization = Literal["char", "token", "pmi"]
 
 # --- the batched kernel ------------------------------------------------------------------
 
-# A row that cannot be scored carries one of these codes (no score is negative) until the
-# guard turns it into an EvalframeError. The first problem found in a row wins.
-_EMPTY = -1.0
-_UNEQUAL = -2.0
-_NO_GOLD = -3.0
-_GOLD_RANGE = -4.0
-_NEGATIVE_COUNT = -5.0
-_SPLIT = -6.0
-_MANY_GOLDS = -7.0
+# A row that cannot be scored carries minus one of these codes (no score is negative)
+# until the guard turns it into an EvalframeError. The first problem found in a row wins.
+_EMPTY = 1
+_UNEQUAL = 2
+_NO_GOLD = 3
+_GOLD_RANGE = 4
+_NEGATIVE_COUNT = 5
+_SPLIT = 6
+_MANY_GOLDS = 7
 
 
 @dataclass(frozen=True)
@@ -140,26 +140,38 @@ class _Rows:
     """A column as flat numpy buffers: row ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
 
     ``present`` is False for a null row and for a list holding a null. A scalar column
-    is a list column of one value per row.
+    is a list column of one value per row (``scalar``).
     """
 
     offsets: np.ndarray
     values: np.ndarray
     present: np.ndarray
+    lengths: np.ndarray
+    scalar: bool = False
 
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
+    def flat(self) -> np.ndarray:
+        """Every row's values, one row after the other (a view)."""
+        return self.values[self.offsets[0] : self.offsets[-1]]
+
+    def take(self, chosen: np.ndarray, lengths: np.ndarray | None) -> np.ndarray:
+        """The flat values of the ``chosen`` rows (of ``lengths``; a view if all are)."""
+        if len(chosen) == len(self.present):
+            return self.flat()
+        if self.scalar:
+            return self.values[chosen]
+        return self.values[_positions(self.offsets[chosen], lengths)]
 
 
 def _rows(series: pl.Series, dtype: type) -> _Rows:
     count = len(series)
     if series.dtype == pl.Null:
-        return _Rows(np.zeros(count + 1, np.int64), np.zeros(0, dtype), np.zeros(count, bool))
+        none = np.zeros(count, bool)
+        return _Rows(np.zeros(count + 1, np.int64), np.zeros(0, dtype), none,
+                     np.zeros(count, np.int64))
     if not isinstance(series.dtype, pl.List | pl.Array):
-        present = series.is_not_null().to_numpy()
         values = series.fill_null(0).to_numpy().astype(dtype, copy=False)
-        return _Rows(np.arange(count + 1, dtype=np.int64), values, present)
+        return _Rows(np.arange(count + 1, dtype=np.int64), values,
+                     series.is_not_null().to_numpy(), np.ones(count, np.int64), scalar=True)
     array = series.to_arrow()
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -173,7 +185,7 @@ def _rows(series: pl.Series, dtype: type) -> _Rows:
         present &= nulls[offsets[1:]] == nulls[offsets[:-1]]
         child = pc.fill_null(child, 0)
     values = child.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-    return _Rows(offsets, values, present)
+    return _Rows(offsets, values, present, np.diff(offsets))
 
 
 def _positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -188,20 +200,15 @@ def _positions(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _row_any(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per row, whether any of its flat entries is True."""
+    if not flags.any():
+        return np.zeros(len(offsets) - 1, bool)
     counts = np.concatenate(([0], np.cumsum(flags)))
     base = offsets - offsets[0]
     return counts[base[1:]] > counts[base[:-1]]
 
 
-def _gathered(rows: _Rows, chosen: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The flat values of the ``chosen`` rows (a view when every row is chosen)."""
-    if len(chosen) == len(rows.present):
-        return rows.values[rows.offsets[0] : rows.offsets[-1]]
-    return rows.values[_positions(rows.offsets[chosen], lengths)]
-
-
 def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
-    """Score every row of a batch; rows that break a rule carry an error code."""
+    """Score every row of a batch; rows that break a rule carry minus an error code."""
     inputs = iter(series)
     logprobs = _rows(next(inputs), np.float64)
     gold = _rows(next(inputs), np.int64) if plan.gold else None
@@ -209,103 +216,136 @@ def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
     split = _rows(next(inputs), np.int64) if plan.split else None
     count = len(logprobs.present)
     n = logprobs.lengths
-    codes = np.zeros(count)
+    present = logprobs.present
+    problems = np.zeros(count, np.int8)
 
-    def flag(mask: np.ndarray, code: float) -> None:
-        codes[(codes == 0) & mask] = code
+    def flag(mask: np.ndarray, code: int) -> None:
+        if mask.any():
+            problems[mask & (problems == 0)] = code
 
-    scoreable = logprobs.present.copy()
-    flag(scoreable & (n == 0), _EMPTY)
+    flag(present & (n == 0), _EMPTY)
+    scoreable = present.copy()
     if extra is not None:
-        flag(scoreable & extra.present & (extra.lengths != n), _UNEQUAL)
+        flag(present & extra.present & (extra.lengths != n), _UNEQUAL)
         if plan.counts:
-            used = extra.values[extra.offsets[0] : extra.offsets[-1]]
-            flag(extra.present & _row_any(used < 0, extra.offsets), _NEGATIVE_COUNT)
+            flag(extra.present & _row_any(extra.flat() < 0, extra.offsets), _NEGATIVE_COUNT)
         scoreable &= extra.present
     if gold is not None:
-        golds = gold.lengths
-        flag(gold.present & (golds == 0), _NO_GOLD)
-        used = gold.values[gold.offsets[0] : gold.offsets[-1]]
-        owner = np.repeat(np.arange(count), golds)
-        flag(logprobs.present & gold.present & _row_any((used < 0) | (used >= n[owner]),
-                                                      gold.offsets), _GOLD_RANGE)
-        if plan.kind == "brier":
-            flag(gold.present & (golds > 1), _MANY_GOLDS)
+        given = gold.flat()
+        if gold.scalar:
+            outside = (given < 0) | (given >= n)
+        else:
+            flag(gold.present & (gold.lengths == 0), _NO_GOLD)
+            outside = _row_any((given < 0) | (given >= np.repeat(n, gold.lengths)),
+                               gold.offsets)
+            if plan.kind == "brier":
+                flag(gold.present & (gold.lengths > 1), _MANY_GOLDS)
+        flag(present & gold.present & outside, _GOLD_RANGE)
         scoreable &= gold.present
     if split is not None:
         at = split.values
         low, high = (1, n) if plan.kind == "mc1" else (0, n - 1)
-        flag(logprobs.present & split.present & ((at < low) | (at > high)), _SPLIT)
+        flag(present & split.present & ((at < low) | (at > high)), _SPLIT)
         scoreable &= split.present
-    scoreable &= codes == 0
+    scoreable &= problems == 0
 
-    chosen = np.flatnonzero(scoreable)
-    lengths = n[chosen]
     out = np.zeros(count)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        values = _gathered(logprobs, chosen, lengths)
-        if extra is not None:
-            other = _gathered(extra, chosen, lengths)
-            values = values / other if plan.extra == "divide" else values - other
-        if gold is not None:
-            gold_counts = gold.lengths[chosen]
-            gold_values = _gathered(gold, chosen, gold_counts)
-        else:  # MC1: the correct answer is the first choice
-            gold_counts = np.ones(len(chosen), np.int64)
-            gold_values = np.zeros(len(chosen), np.int64)
-        at = split.values[chosen] if split is not None else np.zeros(len(chosen), np.int64)
-        starts = np.concatenate(([0], np.cumsum(lengths)))
-        gold_starts = np.concatenate(([0], np.cumsum(gold_counts)))
-        widths = np.unique(lengths)
-        for width in widths:
-            if len(widths) == 1:  # one width: every chosen row, no copy
-                group = np.arange(len(chosen))
-                matrix = values.reshape(-1, width)
-                group_counts, index, group_at = gold_counts, gold_values, at
-            else:
-                group = np.flatnonzero(lengths == width)
-                matrix = values[_positions(starts[group], lengths[group])].reshape(-1, width)
-                group_counts = gold_counts[group]
-                index = gold_values[_positions(gold_starts[group], group_counts)]
-                group_at = at[group]
-            owner = np.repeat(np.arange(len(group)), group_counts)
-            firsts = np.concatenate(([0], np.cumsum(group_counts)[:-1]))
-            out[chosen[group]] = _score(plan, matrix, owner, index, firsts, group_at)
-    out = np.where(codes != 0, codes, out)
-    missing = ~scoreable & (codes == 0)
-    return pl.Series(pa.array(out, mask=missing), dtype=pl.Float64)
+    chosen = np.flatnonzero(scoreable)
+    if len(chosen):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            out[chosen] = _score_rows(plan, chosen, n[chosen], logprobs, gold, extra, split)
+    bad = problems != 0
+    if bad.any():
+        out[bad] = -problems[bad].astype(np.float64)
+    missing = ~scoreable & ~bad
+    if missing.any():
+        return pl.Series(pa.array(out, mask=missing), dtype=pl.Float64)
+    return pl.Series(out, dtype=pl.Float64)
+
+
+def _score_rows(
+    plan: _Plan,
+    chosen: np.ndarray,
+    lengths: np.ndarray,
+    logprobs: _Rows,
+    gold: _Rows | None,
+    extra: _Rows | None,
+    split: _Rows | None,
+) -> np.ndarray:
+    """The scores of the ``chosen`` rows, one block of rows per number of choices."""
+    values = logprobs.take(chosen, lengths)
+    if extra is not None:
+        other = extra.take(chosen, lengths)
+        values = values / other if plan.extra == "divide" else values - other
+    counts = None  # one gold per row
+    if gold is None:  # MC1: the correct answer is the first choice
+        index = np.zeros(len(chosen), np.int64)
+    elif gold.scalar:
+        index = gold.take(chosen, None)
+    else:
+        counts = gold.lengths[chosen]
+        index = gold.take(chosen, counts)
+    if split is not None:
+        at = split.take(chosen, None)
+    else:  # no len_mc1: every choice is MC1's (mc1) or MC2's (mc2)
+        at = lengths if plan.kind == "mc1" else np.zeros(len(chosen), np.int64)
+    if lengths.min() == lengths.max():
+        return _score(plan, values.reshape(-1, lengths[0]), index, counts, at)
+    scores = np.empty(len(chosen))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    gold_starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if counts is not None else None
+    for width in np.unique(lengths):
+        group = np.flatnonzero(lengths == width)
+        matrix = values[_positions(starts[group], lengths[group])].reshape(-1, width)
+        if counts is None:
+            group_index, group_counts = index[group], None
+        else:
+            group_counts = counts[group]
+            group_index = index[_positions(gold_starts[group], group_counts)]
+        scores[group] = _score(plan, matrix, group_index, group_counts, at[group])
+    return scores
 
 
 def _score(
     plan: _Plan,
     matrix: np.ndarray,
-    owner: np.ndarray,
     gold: np.ndarray,
-    firsts: np.ndarray,
+    counts: np.ndarray | None,
     split: np.ndarray,
 ) -> np.ndarray:
     """One block of rows with the same number of choices: ``matrix`` is (rows, choices).
 
-    ``owner``/``gold`` list every (row, gold index) pair, grouped by row; ``firsts`` is
-    where each row's pairs start; ``split`` is ``len_mc1`` per row (0 when absent).
+    ``gold`` holds each row's gold index, or with ``counts`` (golds per row) every row's
+    gold indices one row after the other; ``split`` is ``len_mc1`` per row.
     """
-    columns = np.arange(matrix.shape[1])
+    rows, width = matrix.shape
+    columns = np.arange(width)
+    if counts is None:
+        owner, firsts = np.arange(rows), None
+    else:
+        owner = np.repeat(np.arange(rows), counts)
+        firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+
+    def per_row(values: np.ndarray, reduce: np.ufunc) -> np.ndarray:
+        return values if firsts is None else reduce.reduceat(values, firsts)
+
     if plan.kind == "mc1":
         matrix = np.where(columns < split[:, None], matrix, -np.inf)
     if plan.kind in ("argmax", "mc1"):
         best = np.argmax(matrix, axis=1)
-        return np.logical_or.reduceat(best[owner] == gold, firsts).astype(np.float64)
+        hit = best == gold if firsts is None else best[owner] == gold
+        return per_row(hit, np.logical_or).astype(np.float64)
     if plan.kind == "prob":
-        return np.maximum.reduceat(np.exp(matrix[owner, gold]), firsts)
+        return per_row(np.exp(matrix[owner, gold]), np.maximum)
     if plan.kind == "rank":
-        row = matrix[owner]
+        row = matrix if firsts is None else matrix[owner]
         value = matrix[owner, gold][:, None]
         row_nan, value_nan = np.isnan(row), np.isnan(value)
         beats = (row > value) | (row_nan & ~value_nan)
         if plan.k is not None:  # a tie goes to the first index, as numpy.argmax
             tied = (row == value) | (row_nan & value_nan)
             beats |= tied & (columns < gold[:, None])
-        rank = np.minimum.reduceat(beats.sum(axis=1), firsts)
+        rank = per_row(beats.sum(axis=1), np.minimum)
         if plan.k is None:
             return 1.0 / (rank + 1.0)
         return (rank < plan.k).astype(np.float64)
@@ -316,15 +356,14 @@ def _score(
     if plan.kind == "brier":  # lm_eval.utils.softmax, exactly
         exps = np.exp(matrix - top[:, None])
         probabilities = exps / exps.sum(axis=1)[:, None]
-        probabilities[np.arange(len(matrix)), gold] -= 1.0
+        probabilities[owner, gold] -= 1.0
         return (probabilities**2).sum(axis=1)
     # A finite maximum is subtracted; an infinite or NaN one is not (the reference's values).
     exps = np.exp(matrix - np.where(np.isfinite(top), top, 0.0)[:, None])
     totals = exps.sum(axis=1)
     if plan.kind == "softmax":  # lighteval's safe_divide: 0.0 where the total is 0
         total = totals[owner]
-        ratio = np.where(total != 0, exps[owner, gold] / total, 0.0)
-        return np.maximum.reduceat(ratio, firsts)
+        return per_row(np.where(total != 0, exps[owner, gold] / total, 0.0), np.maximum)
     truth = np.zeros(matrix.shape, bool)
     truth[owner, gold] = True
     return np.where(truth & block, exps / totals[:, None], 0.0).sum(axis=1)
@@ -333,8 +372,8 @@ def _score(
 # --- building the expressions ------------------------------------------------------------
 
 
-def _check(code: float, what: str, expected: str, show: tuple) -> RowCheck:
-    return RowCheck(invalid=lambda values: values == code, what=what, expected=expected,
+def _check(code: int, what: str, expected: str, show: tuple) -> RowCheck:
+    return RowCheck(invalid=lambda values: values == -code, what=what, expected=expected,
                     show=show)
 
 
@@ -392,7 +431,9 @@ def _metric(
     return guard(metric, values, checks)
 
 
-def _char_lengths(choices: IntoExpr, *, count_delimiter: bool, ignore_first_space: bool):
+def _char_lengths(
+    choices: IntoExpr, *, count_delimiter: bool, ignore_first_space: bool
+) -> pl.Expr:
     """Per choice, the number of characters (code points) lighteval or lm-eval divide by."""
     text = pl.element()
     length = text.str.len_chars().cast(pl.Int64)
@@ -410,7 +451,7 @@ def _byte_lengths(choices: IntoExpr) -> pl.Expr:
 
 def _normalized(
     metric: str,
-    normalization: str,
+    normalization: str | None,
     *,
     choices: IntoExpr | None,
     choice_token_counts: IntoExpr | None,
@@ -421,12 +462,12 @@ def _normalized(
     """The kernel's extra input for a normalisation, or an error naming the missing role."""
     needs = {"char": ("choices", choices), "token": ("choice_token_counts", choice_token_counts),
              "pmi": ("unconditioned_logprobs", unconditioned_logprobs)}
-    if normalization == "none":
+    if normalization is None:
         return {}
     if normalization not in needs:
         raise EvalframeError(
-            f"metric {metric!r}: normalization={normalization!r} is invalid; expected one of "
-            "'none', 'char', 'token', 'pmi'"
+            f"metric {metric!r}: normalization={normalization!r} is invalid; expected None, "
+            "'char', 'token' or 'pmi'"
         )
     role, source = needs[normalization]
     if source is None:
@@ -442,8 +483,8 @@ def _normalized(
     return {"extra": extra, "extra_role": role, "extra_source": source}
 
 
-def _extra_plan(kind: str, normalization: str, **fields) -> _Plan:
-    if normalization == "none":
+def _extra_plan(kind: str, normalization: str | None, **fields) -> _Plan:
+    if normalization is None:
         return _Plan(kind, **fields)
     return _Plan(kind, extra="subtract" if normalization == "pmi" else "divide",
                  counts=normalization == "token", **fields)
@@ -743,7 +784,7 @@ def prob(
     gold_index: IntoExpr,
     choice_token_counts: IntoExpr | None = None,
     *,
-    normalization: Literal["none", "token"] = "none",
+    normalization: Literal["token"] | None = None,
 ) -> pl.Expr:
     """Probability of the most likely gold choice, ignoring the other choices.
 
@@ -759,7 +800,7 @@ def prob(
     choice_token_counts
         ``list[int]`` column, for ``normalization="token"``.
     normalization
-        ``"none"`` (default) or ``"token"`` (lighteval's ``LogProbTokenNorm``).
+        None (default) or ``"token"`` (lighteval's ``LogProbTokenNorm``).
 
     Returns
     -------
@@ -786,9 +827,9 @@ def prob(
     │ null               ┆ [0]        ┆ null     │
     └────────────────────┴────────────┴──────────┘
     """
-    if normalization not in ("none", "token"):
+    if normalization not in (None, "token"):
         raise EvalframeError(
-            f"metric 'prob': normalization={normalization!r} is invalid; expected 'none' or "
+            f"metric 'prob': normalization={normalization!r} is invalid; expected None or "
             "'token'"
         )
     extra = _normalized("prob", normalization, choices=None,
@@ -804,7 +845,7 @@ def prob_norm(
     choice_token_counts: IntoExpr | None = None,
     unconditioned_logprobs: IntoExpr | None = None,
     *,
-    normalization: Normalization = "none",
+    normalization: Normalization | None = None,
     count_delimiter: bool = False,
     ignore_first_space: bool = False,
 ) -> pl.Expr:
@@ -824,7 +865,8 @@ def prob_norm(
     choices, choice_token_counts, unconditioned_logprobs
         The column the chosen ``normalization`` needs (the others are not read).
     normalization
-        ``"none"`` (default), ``"char"``, ``"token"`` or ``"pmi"``.
+        None (default: the log-probabilities as they are), ``"char"``, ``"token"`` or
+        ``"pmi"``.
     count_delimiter, ignore_first_space
         For ``"char"``: as in :func:`acc_norm`.
 
@@ -1269,7 +1311,7 @@ register(
     description="Softmax over the choices (optionally of normalised log-probabilities): mass "
     "of the most likely gold.",
     edge_rules=(
-        "normalization: none, char (as acc_norm, with count_delimiter and "
+        "normalization: None, char (as acc_norm, with count_delimiter and "
         "ignore_first_space), token or pmi; the column it needs must be present",
         "softmax shifted by the row maximum; NaN where a score is NaN or +inf, 0.0 where "
         "all are -inf (as lighteval)", *_EDGE_ERRORS,

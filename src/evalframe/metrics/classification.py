@@ -126,7 +126,9 @@ def _labels(metric: str, prediction: IntoExpr, gold: IntoExpr, build) -> pl.Expr
                 "pl.col('gold').cast(pl.String)"
             )
         target = pl.Int64 if kinds == {INT} else pl.String
-        return build(pred.cast(target), true.cast(target))
+        result = build(pred.cast(target), true.cast(target))
+        name = pred.meta.output_name(raise_if_undetermined=False)
+        return result if name is None else result.alias(name)  # named as the prediction
 
     return pl.pipe_with_dtype(inputs, typed)
 
@@ -524,6 +526,8 @@ class _Tallies:
         known = _not_null(pred) & _not_null(true)
         if not known.all():  # a null pair is not a scoreable row
             pred, true, counts = pred[known], true[known], counts[:, known]
+        if pred.dtype.kind == "f" or true.dtype.kind == "f":  # int labels read with nulls
+            pred, true = pred.astype(np.int64), true.astype(np.int64)
         self.labels, codes = np.unique(np.concatenate([pred, true]), return_inverse=True)
         codes = codes.reshape(-1)
         size = self.labels.shape[0]
@@ -538,7 +542,7 @@ class _Tallies:
 
 def _not_null(values: np.ndarray) -> np.ndarray:
     if values.dtype.kind == "O":
-        return np.array([value is not None for value in values], dtype=bool)
+        return ~np.equal(values, None).astype(bool)
     if values.dtype.kind == "f":
         return ~np.isnan(values)
     return np.ones(values.shape, dtype=bool)

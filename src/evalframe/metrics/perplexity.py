@@ -133,14 +133,12 @@ def _whitespace_tables() -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, 
     )
 
 
-def _in_ranges(values: pl.Series, ranges: tuple[tuple[int, int], ...]) -> pl.Series:
-    """A bit-packed boolean Series: ``values`` (UInt8) falls in one of ``ranges``."""
-    mask = None
+def _in_ranges(values: pl.Expr, ranges: tuple[tuple[int, int], ...]) -> pl.Expr:
+    """Whether ``values`` (UInt8) falls in one of ``ranges`` (polars gives a bitmap)."""
+    mask = pl.lit(False)
     for lo, hi in ranges:
         part = values == lo if lo == hi else (values >= lo) & (values <= hi)
-        mask = part if mask is None else mask | part
-    if mask is None:
-        return pl.Series(np.zeros(len(values), dtype=bool))
+        mask = part if mask.meta.is_literal() else mask | part
     return mask
 
 
@@ -185,27 +183,61 @@ def _string_buffers(chunk: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets - offsets[0]
 
 
+def _set_bits(words: np.ndarray) -> np.ndarray:
+    """The positions (int64, in no particular order) of the set bits of uint64 words.
+
+    One round per bit of the fullest word, each taking the lowest set bit of every word
+    still nonzero (its position from the exponent of the power of two it is).
+    """
+    index = np.flatnonzero(words)
+    rest = words[index]
+    found = []
+    while rest.size:
+        lowest = rest & (~rest + np.uint64(1))
+        _, exponent = np.frexp(lowest.astype(np.float64))
+        found.append(index * 64 + (exponent - 1))
+        rest = rest ^ lowest
+        keep = rest != 0
+        rest, index = rest[keep], index[keep]
+    return np.concatenate(found) if found else index.astype(np.int64)
+
+
 def _python_whitespace_words(data: np.ndarray, size: int) -> np.ndarray:
-    """Bit i set where byte i belongs to a Python whitespace character (uint64 words)."""
+    """Bit i set where byte i belongs to a Python whitespace character (uint64 words).
+
+    ASCII whitespace bytes are compared directly (polars compares whole columns into
+    bitmaps, both masks in one parallel plan). A multi-byte whitespace character is
+    looked up only where its lead byte occurs: for each length ``L`` of the encodings,
+    the first ``L`` bytes there are compared with the ``L``-byte encodings. UTF-8 is
+    prefix-free, so they equal a whole encoding only if that is the character there
+    (a byte read past a shorter character, or past the buffer, cannot make a match).
+    """
     ascii_ranges, lead_ranges, encodings = _whitespace_tables()
-    values = pl.Series(data, dtype=pl.UInt8)
+    values = pl.col("byte")
+    masks = (
+        pl.LazyFrame({"byte": pl.Series(data, dtype=pl.UInt8)})
+        .select(_in_ranges(values, ascii_ranges).alias("ascii"),
+                _in_ranges(values, lead_ranges).alias("lead"))
+        .collect()
+    )
     words = size // 64 + 2
-    bits = _bitmap_words(_in_ranges(values, ascii_ranges), words)
+    bits = _bitmap_words(masks["ascii"], words)
     if not encodings:
         return bits
-    leads = _in_ranges(values, lead_ranges).arg_true().to_numpy().astype(np.int64)
+    leads = _set_bits(_bitmap_words(masks["lead"], words))
     if leads.size == 0:
         return bits
-    lead = data[leads]
-    length = np.where(lead < 0xE0, 2, np.where(lead < 0xF0, 3, 4))
-    key = lead.astype(np.int64)
-    for extra in (1, 2, 3):
-        more = length > extra
-        following = data[np.minimum(leads + extra, size - 1)].astype(np.int64)
-        key = np.where(more, (key << 8) | following, key)
+    key = data[leads].astype(np.int64)
     hit = np.zeros(leads.size, dtype=bool)
-    for encoded_length, table in encodings.items():
-        hit |= (length == encoded_length) & np.isin(key, table)
+    length = np.zeros(leads.size, dtype=np.int64)
+    last = max(size - 1, 0)
+    for extra in range(1, max(encodings)):
+        key = (key << 8) | data[np.minimum(leads + extra, last)]
+        table = encodings.get(extra + 1)
+        if table is not None:
+            found = np.isin(key, table)
+            length[found] = extra + 1
+            hit |= found
     if not hit.any():
         return bits
     starts, lengths = leads[hit], length[hit]

@@ -38,8 +38,9 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.metrics.reduce import Reduction
 from evalframe.metrics.registry import MetricSpec, resolve
+from evalframe.schema import ROLES
 
-_ALIAS = re.compile(r"\s*([A-Za-z_][\w@.\-]*)\s*=(?!=)(.*)\Z", re.DOTALL)
+_ALIAS = re.compile(r"\s*([^=()\s][^=()]*?)\s*=(?!=)(.*)\Z", re.DOTALL)
 _BARE_WORDS = {"true": True, "false": False, "none": None, "null": None}
 
 
@@ -96,7 +97,7 @@ def parse_request(text: str, *, column: str | None = None) -> MetricRequest:
     body = text.strip()
     alias = None
     match = _ALIAS.match(body)
-    if match and "(" not in match.group(1):
+    if match:
         alias, body = match.group(1), match.group(2).strip()
     name, options_text = _split_options(body, text)
     spec, params = resolve(name)
@@ -200,7 +201,7 @@ def option_table(spec: MetricSpec) -> dict[str, tuple[Any, Any]]:
     return {
         name: (hints.get(name, Any), parameter.default)
         for name, parameter in _keyword_parameters(spec).items()
-        if name not in spec.options and name not in spec.parameters
+        if name not in spec.options and name not in spec.parameters and name not in ROLES
     }
 
 
