@@ -25,5 +25,10 @@ def without_plan(error: Exception) -> str:
 
     >>> without_plan(ValueError("bad row\\n\\nThis error occurred in ..."))
     'bad row'
+    >>> without_plan(ValueError("bad row\\n\\nResolved plan until failure: ..."))
+    'bad row'
     """
-    return str(error).split("\n\nThis error occurred", 1)[0]
+    text = str(error)
+    for marker in ("\n\nThis error occurred", "\n\nResolved plan until failure"):
+        text = text.split(marker, 1)[0]
+    return text
