@@ -95,6 +95,16 @@ def choice_frame(rng: random.Random) -> pl.DataFrame:
     )
 
 
+def truthfulqa_frame(rng: random.Random) -> pl.DataFrame:
+    """TruthfulQA: 3 MC1 targets (the first is right) then 4 MC2 targets, two of them true."""
+    logprobs = [[-rng.uniform(0.1, 20.0) for _ in range(7)] for _ in range(ROWS)]
+    logprobs[NULL_ROW] = None
+    golds = [sorted(rng.sample(range(3, 7), 2)) for _ in range(ROWS)]
+    return pl.DataFrame(
+        {"choice_logprobs": logprobs, "len_mc1": [3] * ROWS, "gold_index": golds}
+    )
+
+
 def labels_frame(rng: random.Random) -> pl.DataFrame:
     """Classification: prediction and gold as string labels (three classes)."""
     labels = ["yes", "no", "maybe"]
@@ -136,6 +146,7 @@ FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
     "generations": generations_frame,
     "spans": spans_frame,
     "choice": choice_frame,
+    "truthfulqa": truthfulqa_frame,
     "labels": labels_frame,
     "binary_labels": binary_labels_frame,
     "likelihood": likelihood_frame,
@@ -161,6 +172,27 @@ CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
     "suffix_exact_match": (("suffix_exact_match",), "text"),
     "suffix_quasi_exact_match": (("suffix_quasi_exact_match",), "text"),
     "quasi_exact_match_gsm8k": (("quasi_exact_match_gsm8k",), "text"),
+    "acc": (("acc",), "choice"),
+    "acc_norm": (("acc_norm", "acc_norm(count_delimiter=true, ignore_first_space=true)"), "choice"),
+    "acc_bytes": (("acc_bytes",), "choice"),
+    "acc_token": (("acc_token",), "choice"),
+    "acc_pmi": (("acc_pmi",), "choice"),
+    "prob": (("prob", "prob(normalization=token)"), "choice"),
+    "prob_norm": (
+        ("prob_norm", "prob_norm(normalization=char)", "prob_norm(normalization=token)",
+         "prob_norm(normalization=pmi)"),
+        "choice",
+    ),
+    "mrr": (("mrr", "mrr(length_normalization=true)"), "choice"),
+    "recall@{k}": (("recall@1", "recall@2", "recall@10"), "choice"),
+    "brier_score": (("brier_score",), "choice"),
+    "mc1": (("mc1",), "truthfulqa"),
+    "mc2": (("mc2",), "truthfulqa"),
+    "accuracy": (("accuracy",), "labels"),
+    "f1": (("f1", "f1(average=binary, pos_label=0)"), "binary_labels"),
+    "precision": (("precision(average=macro)", "precision(average=weighted)"), "labels"),
+    "recall": (("recall(average=micro)", "recall(average=macro, zero_division=1.0)"), "labels"),
+    "mcc": (("mcc",), "labels"),
 }
 
 SPECS = {spec.name: spec for spec in all_metrics()}

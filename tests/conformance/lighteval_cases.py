@@ -85,7 +85,7 @@ _LETTERS = (
 _PLACEHOLDER = (
     "expected_output is a placeholder lighteval never compares: a sample case's compute_sample "
     "returns {{key: PerplexityCorpusMetricInput}}, which AutomatedMetricTester."
-    "_compare_dict_outputs skips; the score of the case's one document is {what}"
+    "_compare_dict_outputs skips; the score of each case's one document is {what}"
 )
 
 SKIPPED_FILES: dict[str, str] = {
@@ -133,7 +133,7 @@ SKIPPED_FILES: dict[str, str] = {
     "simpleqa_judge.json": _NEEDS_WEIGHTS.format(what="an LLM judge behind an API"),
     "target_perplexity.json": _PLACEHOLDER.format(
         what="exp(-logprobs[gold_index]): 1.105, 1.350, 1.105, 1.221, 1.221, "
-        "not 1.5, 2.0, 0.0, 8.2, 1.2"
+        "not 1.5, 2.0, 0.0, 8.2 (the last, 1.2 +- 0.2, agrees by chance)"
     ),
     "ter.json": _NOT_YET.format(what="corpus TER (sacrebleu)"),
 }

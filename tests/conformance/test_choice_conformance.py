@@ -22,6 +22,7 @@ are checked to be exactly the documented ones.
 from __future__ import annotations
 
 import ast
+import decimal
 import importlib.util
 import logging
 import math
@@ -33,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
 
-import mpmath
 import numpy as np
 import polars as pl
 import pytest
@@ -435,11 +435,20 @@ def _in_exp_range(scores: list[float]) -> bool:
     return all(-700.0 <= s <= 700.0 for s in scores if math.isfinite(s))
 
 
+EXACT = decimal.Context(prec=60)
+
+
+def exact_exps(scores: Sequence[float]) -> list[decimal.Decimal]:
+    """exp(s - max(s)) of floats, to 60 significant digits (finite scores)."""
+    top = decimal.Decimal(max(scores))
+    return [EXACT.exp(EXACT.subtract(decimal.Decimal(s), top)) for s in scores]
+
+
 def exact_softmax_mass(scores: list[float], golds: list[int]) -> float:
     """max over golds of exp(s_g) / sum exp(s), with 60 significant digits."""
-    with mpmath.workdps(60):
-        total = mpmath.fsum(mpmath.exp(mpmath.mpf(s)) for s in scores)
-        return float(max(mpmath.exp(mpmath.mpf(scores[g])) for g in golds) / total)
+    exps = exact_exps(scores)
+    total = sum(exps, decimal.Decimal(0))
+    return float(EXACT.divide(max(exps[g] for g in golds), total))
 
 
 @needs_lighteval
@@ -557,10 +566,9 @@ def test_mc1_mc2_equal_lm_eval(gaps):
         if _mc2_in_range(row, split):
             assert same(got["mc2"][index], want, 1e-12), (index, row, split)
         else:
-            with mpmath.workdps(60):
-                block = [mpmath.exp(mpmath.mpf(s)) for s in row.lp[split:]]
-                exact = float(mpmath.fsum(b for b, t in zip(block, labels, strict=True) if t)
-                              / mpmath.fsum(block))
+            block = exact_exps(row.lp[split:])
+            true = sum((b for b, t in zip(block, labels, strict=True) if t), decimal.Decimal(0))
+            exact = float(EXACT.divide(true, sum(block, decimal.Decimal(0))))
             assert same(got["mc2"][index], exact, 1e-12), (index, row, split)
 
 

@@ -64,7 +64,7 @@ def test_lighteval_case(case):
         scored = ef.score(frame, metric)
         value = ef.aggregate(scored, metrics=metric, bootstrap=2)["value"].item()
         assert value is not None and not math.isnan(value), f"{case.id}: {check.metric} -> {value}"
-        assert value == pytest.approx(expected[check.key], abs=tolerance), (
+        assert value == pytest.approx(float(expected[check.key]), abs=tolerance), (
             f"{case.id}: {check.label()} gave {value}, lighteval expects "
             f"{check.key}={expected[check.key]} (abs tolerance {tolerance})"
         )

@@ -249,11 +249,17 @@ def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
         scoreable &= split.present
     scoreable &= problems == 0
 
+    every = bool(scoreable.all())
+    chosen = np.arange(count) if every else np.flatnonzero(scoreable)
     out = np.zeros(count)
-    chosen = np.flatnonzero(scoreable)
     if len(chosen):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            out[chosen] = _score_rows(plan, chosen, n[chosen], logprobs, gold, extra, split)
+            scores = _score_rows(plan, chosen, n if every else n[chosen], logprobs, gold, extra,
+                                 split)
+        if every:
+            out = scores
+        else:
+            out[chosen] = scores
     bad = problems != 0
     if bad.any():
         out[bad] = -problems[bad].astype(np.float64)
@@ -1291,7 +1297,7 @@ register(
     "prob",
     roles=((*_ROLES, "choice_token_counts"), _ROLES),
     reference=_lighteval("Probability"),
-    description="exp(log-probability) of the most likely gold choice, ignoring the others.",
+    description="Probability exp(log-probability) of the most likely gold choice, unnormalised",
     edge_rules=(
         "normalization='token' divides by the token count first (lighteval prob_norm_token)",
         "NaN if a gold's log-probability is NaN (numpy max)", *_EDGE_ERRORS,

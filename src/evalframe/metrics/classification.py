@@ -793,7 +793,8 @@ def _register_prf(which: str, function: Callable[..., pl.Expr], table, formula: 
         statistics=STATISTICS,
         reduce=table,
         reference=Reference("scikit-learn", _SKLEARN, f"sklearn.metrics.{which}_score"),
-        description=f"scikit-learn's {which}_score over labels: {formula}, averaged over labels.",
+        description=f"{which.capitalize()} of the label pairs as scikit-learn's {which}_score: "
+        f"{formula}, averaged as asked",
         edge_rules=(_OPTIONS, _LABEL_SET, _BINARY, _NULLS, _TYPES),
         divergences=_DIVERGENCES,
         function=function,
@@ -805,7 +806,7 @@ register(
     roles=("prediction", "gold"),
     dtypes=DTYPES,
     reference=Reference("scikit-learn", _SKLEARN, "sklearn.metrics.accuracy_score"),
-    description="1.0 where the predicted label equals the gold label; the mean is accuracy.",
+    description="Label accuracy: 1.0 where the predicted label equals the gold label, else 0.0",
     edge_rules=(
         "labels compare exactly (no normalisation); the empty string is a label",
         "a null prediction or gold gives a null score",
