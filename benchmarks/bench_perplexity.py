@@ -41,7 +41,7 @@ from evalframe.normalize._python_text import whitespace_class
 
 RESULTS = Path(__file__).resolve().parent / "results" / "perplexity.json"
 
-VOCABULARY = (
+_WORDS = (
     "the of and to in is was for on that with as by at from it an be this are which "
     "model data language evaluation results score perplexity token corpus 2024 3.14 100 "
     "été naïve café über straße Größe résumé déjà Ångström "
@@ -51,7 +51,8 @@ VOCABULARY = (
     "中文 语言 模型 数据 "
     "🙂 🚀 👩‍🔬 "
     "“quoted” ‘single’ — – … it’s l’été"
-).split()
+)
+VOCABULARY = _WORDS.split()
 #: (separator, weight): mostly one space, the rest as in scraped web and wiki text.
 SEPARATORS = [
     (" ", 880), ("\n", 30), ("\n\n", 15), (", ", 30), (". ", 25), ("\t", 4),
@@ -111,7 +112,9 @@ METRICS = {
 
 def evalframe_scores(frame: pl.DataFrame) -> dict[str, float]:
     """Statistics expressions, their sums in the same plan, then each reduction's formula."""
-    stats = [function("loglikelihood", text="text").alias(name) for name, function in METRICS.items()]
+    stats = [
+        function("loglikelihood", text="text").alias(name) for name, function in METRICS.items()
+    ]
     fields = {name: [f.name for f in resolve(name)[0].statistics.fields] for name in METRICS}
     sums = (
         frame.lazy()

@@ -193,6 +193,11 @@ CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
     "precision": (("precision(average=macro)", "precision(average=weighted)"), "labels"),
     "recall": (("recall(average=micro)", "recall(average=macro, zero_division=1.0)"), "labels"),
     "mcc": (("mcc",), "labels"),
+    "word_perplexity": (("word_perplexity",), "likelihood"),
+    "byte_perplexity": (("byte_perplexity",), "likelihood"),
+    "bits_per_byte": (("bits_per_byte",), "likelihood"),
+    "perplexity": (("perplexity",), "likelihood"),
+    "token_perplexity": (("token_perplexity",), "likelihood"),
 }
 
 SPECS = {spec.name: spec for spec in all_metrics()}

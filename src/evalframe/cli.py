@@ -4,7 +4,7 @@ Exit codes: 0 success, 1 a data error (one line on stderr; ``--debug`` shows the
 traceback), 2 a usage error.
 
 >>> main(["metrics", "--names"])  # doctest: +ELLIPSIS
-avg@{k}
+acc
 ...
 0
 """
