@@ -27,15 +27,14 @@ streams; they agree to within the bootstrap's own noise). Results go to
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _harness import write_results
 
 import evalframe as ef
 
@@ -130,17 +129,8 @@ def main() -> None:
         "target": "evalframe >= 20x faster at 1,000,000 rows, B = 1000",
         "meets_target": run["ratio"] >= 20,
         "runs": [run],
-        "environment": {
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "numpy": np.__version__,
-            "machine": platform.machine(),
-            "threads": pl.thread_pool_size(),
-        },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS.stem, summary)
 
 
 if __name__ == "__main__":

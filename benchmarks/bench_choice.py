@@ -27,17 +27,12 @@ rows x 4 choices.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import resource
-import sys
-import time
-import tracemalloc
 import types
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 
@@ -104,30 +99,10 @@ def reference_inputs(frame: pl.DataFrame) -> tuple[list[dict], list[list[tuple[f
     return docs, results
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (MiB; ru_maxrss is KiB on Linux)."""
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
 
 
-def timed(function, repeat: int) -> tuple[float, object]:
-    """Best wall time over ``repeat`` runs and the result (no tracing while timed)."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
-def heap_peak_mb(function) -> float:
-    """The Python-heap peak of one more run (MiB); tracemalloc slows Python code several
-    times over, so it is never on while a run is timed."""
-    tracemalloc.start()
-    function()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / 2**20
 
 
 def main() -> None:
@@ -207,17 +182,8 @@ def main() -> None:
         f"reference_python_heap_peak_mb_on_{heap_rows}_rows": ref_heap,
         "process_peak_rss_mb_after_evalframe": rss_after_ours,
         "process_peak_rss_mb_after_reference": rss_after_ref,
-        "environment": {
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "numpy": np.__version__,
-            "machine": platform.machine(),
-            "threads": pl.thread_pool_size(),
-        },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS.stem, summary)
 
 
 if __name__ == "__main__":

@@ -21,16 +21,11 @@ Target: evalframe at least 3x faster at 10,000,000 rows.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import resource
-import sys
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 from evalframe import metrics as M
@@ -49,33 +44,10 @@ def workload(rows: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarray
     return gold, pred
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (MiB; ru_maxrss is KiB on Linux)."""
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
 
 
-def timed(function, repeat: int) -> tuple[float, object]:
-    """Best wall time over ``repeat`` runs, and the result (no tracing while timed)."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
-def heap_peak_mb(function) -> float:
-    """The Python-heap peak (MiB) of one more run, traced apart from the timed runs.
-
-    tracemalloc slows numpy's many small allocations (scikit-learn's label handling of
-    string arrays) several-fold, so it is never on while a run is timed.
-    """
-    tracemalloc.start()
-    function()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / 2**20
 
 
 def evalframe_scores(frame: pl.DataFrame) -> tuple[float, float]:
@@ -160,18 +132,8 @@ def main() -> None:
         "target": "evalframe >= 3x faster at 10,000,000 rows",
         "meets_target": run["ratio"] >= 3 and run["identical"],
         "runs": [run],
-        "environment": {
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "numpy": np.__version__,
-            "scikit-learn": sklearn.__version__,
-            "machine": platform.machine(),
-            "threads": pl.thread_pool_size(),
-        },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS.stem, summary)
 
 
 if __name__ == "__main__":

@@ -26,15 +26,11 @@ Target: evalframe at least 20x faster at 1,000,000 documents.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import resource
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _harness import peak_rss_mb, timed, write_results
 
 from evalframe.metrics import bits_per_byte, byte_perplexity, resolve, word_perplexity
 from evalframe.normalize._python_text import whitespace_class
@@ -86,21 +82,6 @@ def workload(rows: int, seed: int) -> pl.DataFrame:
     bits = rng.uniform(0.6, 1.4, rows)
     loglikelihood = -texts.str.len_bytes().cast(pl.Float64).to_numpy() * np.log(2) * bits
     return pl.DataFrame({"text": texts, "loglikelihood": loglikelihood})
-
-
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (MiB; ru_maxrss is KiB on Linux)."""
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
-
-
-def timed(function, repeat: int) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 METRICS = {
@@ -229,17 +210,8 @@ def main() -> None:
         "max_relative_difference": max(differences.values()),
         "process_peak_rss_mb_after_evalframe": rss_after_ours,
         "process_peak_rss_mb_after_reference": rss_after_ref,
-        "environment": {
-            "python": platform.python_version(),
-            "polars": pl.__version__,
-            "numpy": np.__version__,
-            "machine": platform.machine(),
-            "threads": pl.thread_pool_size(),
-        },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS.stem, summary)
 
 
 if __name__ == "__main__":
