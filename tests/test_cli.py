@@ -43,6 +43,12 @@ def test_score_then_aggregate_files(tmp_path, dump):
                  "--col", "prediction=pred", "--col", "gold=answers", "-o", str(scored))
     assert result.returncode == 0, result.stderr.decode()
     frame = pl.read_parquet(scored)
+    metadata = pl.read_parquet_metadata(scored)
+    assert json.loads(metadata["evalframe.metrics"]) == {"squad_em": "squad_em",
+                                                         "squad_f1": "squad_f1"}
+    assert json.loads(metadata["evalframe.signatures"])["squad_em"].startswith(
+        "metric:squad_em|opts:-|reduce:mean|version:"
+    )
     # hand check: "Paris"=="Paris"; "the Rome" normalises to "rome"; Berlin != Paris; null -> null
     assert frame["squad_em"].to_list() == [1.0, 1.0, 0.0, None]
     summary = tmp_path / "summary.csv"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ from evalframe.stats.aggregate import (
     metric_columns,
     recorded_metrics,
 )
+from evalframe.stats.signature import score_signature
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 STDIO = "-"
@@ -256,6 +258,10 @@ def _run_score(args: argparse.Namespace) -> int:
     metadata = {
         "evalframe.version": __version__,
         **encode_metadata({request.column: request.text for request, _ in planned}),
+        "evalframe.signatures": json.dumps(
+            {request.column: score_signature(request) for request, _ in planned},
+            ensure_ascii=False,
+        ),
     }
     output = args.output
     if output is None and not sys.stdout.isatty():

@@ -83,3 +83,29 @@ def test_list_metrics_matches_registry():
     exact = table.row(by_predicate=pl.col("name") == "exact_match", named=True)
     assert exact["statistics"] == "Float64" and exact["reduce"] == "mean"
     assert "ignore_case: bool = false" in exact["options"]
+
+
+#: Names whose direction is not spelled by their ending, with the reason.
+DIRECTION_EXCEPTIONS = {
+    "brier_score": "lm-evaluation-harness's name (scikit-learn's brier_score_loss); lower is better",
+}
+
+
+@pytest.mark.parametrize("spec", all_metrics(), ids=lambda s: s.name)
+def test_names_carry_direction(spec: MetricSpec):
+    if spec.name in DIRECTION_EXCEPTIONS:
+        assert not spec.higher_is_better
+        return
+    lower = spec.name.endswith(("_error", "_loss")) or "perplexity" in spec.name or (
+        spec.name == "bits_per_byte"
+    )
+    assert spec.higher_is_better is not lower, spec.name
+
+
+def test_every_corpus_metric_declares_statistics_and_a_reduce():
+    for spec in all_metrics():
+        if spec.level == "corpus":
+            assert isinstance(spec.statistics, pl.Struct), spec.name
+            assert spec.reduce is not None and not isinstance(spec.reduction({}), type(None))
+        else:
+            assert spec.statistics == pl.Float64, spec.name

@@ -67,7 +67,7 @@ class MetricRequest:
         values = {
             name: parameter.default
             for name, parameter in _keyword_parameters(self.spec).items()
-            if parameter.default is not inspect.Parameter.empty
+            if parameter.default is not inspect.Parameter.empty and name not in ROLES
         }
         values.update(self.spec.options)
         values.update(self.params)

@@ -40,6 +40,28 @@ def options_text(options: Mapping[str, Any]) -> str:
     return ",".join(f"{key}={_literal(value)}" for key, value in sorted(options.items()))
 
 
+def _metric_pairs(request: MetricRequest) -> list[tuple[str, str]]:
+    options = {
+        key: value for key, value in request.keyword_options().items() if key not in request.params
+    }
+    normalizer = options.pop("normalizer", None) if "normalizer" in options else None
+    pairs = [("metric", request.name), ("opts", options_text(options))]
+    if normalizer is not None:
+        pairs.append(("norm", resolve_normalizer(request.name, normalizer)[0]))
+    return pairs
+
+
+def score_signature(request: MetricRequest) -> str:
+    """What determines a scored column: the metric, its options and normaliser, the reduce.
+
+    >>> from evalframe.metrics.request import parse_request
+    >>> score_signature(parse_request("pass@10")).rsplit("|", 1)[0]
+    'metric:pass@10|opts:-|norm:none|reduce:mean'
+    """
+    pairs = [*_metric_pairs(request), ("reduce", request.reduction().name)]
+    return str(Signature(tuple(pairs)))
+
+
 def signature(
     request: MetricRequest | None,
     *,
@@ -61,16 +83,7 @@ def signature(
         pairs.append(("metric", f"column:{column}"))
         reduce_name = "mean"
     else:
-        options = {
-            key: value
-            for key, value in request.keyword_options().items()
-            if key not in request.params
-        }
-        normalizer = options.pop("normalizer", None) if "normalizer" in options else None
-        pairs.append(("metric", request.name))
-        pairs.append(("opts", options_text(options)))
-        if normalizer is not None:
-            pairs.append(("norm", resolve_normalizer(request.name, normalizer)[0]))
+        pairs.extend(_metric_pairs(request))
         reduce_name = (reduction or request.reduction()).name
     pairs.append(("reduce", reduce_name))
     pairs.append(("stderr", stderr))
