@@ -100,26 +100,36 @@ def counts_with_bad_rows(tmp_path):
     return path
 
 
+EXACT = r"metric 'pass@1': 3 row\(s\) have c > n .*; expected .*First offending row: 10 \(n=10, c=50\)$"
+
+
 def test_collected_errors_count_every_bad_row_and_name_the_first(counts_with_bad_rows):
-    exact = (
-        r"3 row\(s\) have c > n .*\(counted in rows 0-199999\)"
-        r".*First offending row: 10 \(n=10, c=50\)$"
-    )
-    with pytest.raises(EvalframeError, match=exact):
+    with pytest.raises(EvalframeError, match=EXACT):
         ef.score(pl.read_parquet(counts_with_bad_rows), ["pass@1"])
-    with pytest.raises(EvalframeError, match=exact):
+    with pytest.raises(EvalframeError, match=EXACT):
         collect(ef.score(pl.scan_parquet(counts_with_bad_rows), ["pass@1"]))
 
 
-def test_streamed_errors_name_rows_by_their_number_in_the_input(counts_with_bad_rows):
+def test_streamed_errors_are_located_in_the_whole_input(counts_with_bad_rows, tmp_path):
+    # a streamed save stops at whichever batch fails first; the error is then located
+    # again over the whole input, in one streaming pass
     scored = ef.score(pl.scan_parquet(counts_with_bad_rows), ["pass@1"])
+    with pytest.raises(EvalframeError, match=EXACT):
+        ef.save(scored, tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_first_offending_row_is_the_first_across_every_check_and_metric():
+    # row 3 breaks "c > n" for pass@1 and pass@5; row 1 breaks "k > n" for pass@5 only;
+    # row 2 has a negative c: the first offending row of the input is 1 (pass@5, k > n)
+    frame = pl.DataFrame({"n": [10, 4, 10, 10], "c": [1, 1, -2, 50]})
     with pytest.raises(EvalframeError) as error:
-        collect(scored, streaming=True)
+        ef.score(frame, ["pass@1", "pass@5"])
     message = str(error.value)
-    low, high = map(int, re.search(r"counted in rows (\d+)-(\d+)", message).groups())
-    row = int(re.search(r"First offending row: (\d+)", message).group(1))
-    assert row in (10, 150_000) and low <= row <= high
-    assert f"(n=10, c={50 if row == 10 else 30})" in message
+    assert message.startswith("metric 'pass@5': 1 row(s) have k=5 > n"), message
+    assert "First offending row: 1 (n=4, c=1)" in message
+    assert "a negative c in 1 row(s) (first: row 2)" in message
+    assert "c > n (more passed than drawn) in 1 row(s) (first: row 3)" in message
 
 
 def test_empty_metric_list(counts):

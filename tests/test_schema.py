@@ -62,3 +62,28 @@ def test_override_narrows_kinds():
 
 def test_every_role_has_kinds():
     assert all(role.kinds for role in ROLES.values())
+
+
+def test_a_mapped_column_that_is_missing_is_an_error_naming_the_closest():
+    import evalframe as ef
+
+    frame = pl.DataFrame({"n": [4, 4], "num_correct": [4, 4], "passed": [[True], [False]]})
+    # a typo never falls back to another role set (here: passed, which would give 0.5)
+    with pytest.raises(EvalframeError, match=r"role 'c' is mapped to column 'num_corect'.*"
+                                             r"did you mean 'num_correct'"):
+        ef.score(frame, ["pass@1"], columns={"c": "num_corect"})
+    # even for a role the requested metrics do not read
+    with pytest.raises(EvalframeError, match="role 'gold' is mapped to column 'answers'"):
+        ef.score(frame, ["pass@1"], columns={"gold": "answers"})
+    assert ef.score(frame, ["pass@1"], columns={"c": "num_correct"})["pass@1"].to_list() == [
+        1.0, 1.0
+    ]
+
+
+def test_an_incomplete_mapped_role_set_never_falls_back():
+    import evalframe as ef
+
+    # c is mapped, but its partner n is missing: not silently scored from `passed`
+    frame = pl.DataFrame({"num_correct": [4, 4], "passed": [[True, False], [False, False]]})
+    with pytest.raises(EvalframeError, match=r"you mapped c='num_correct'.*missing: n='n'"):
+        ef.score(frame, ["pass@1"], columns={"c": "num_correct"})

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, RowError, register_locator
 
 IntoExpr = str | pl.Expr
 
@@ -74,6 +74,47 @@ def numbered_rows(column: str) -> Iterator[None]:
         _ROW_NUMBER_COLUMN.reset(token)
 
 
+#: How an error found in a batch is located in the whole input (set by the engine).
+_LOCATOR: ContextVar[Callable[[], EvalframeError] | None] = ContextVar("locator", default=None)
+
+#: While the engine diagnoses a failed plan: where guards record their checks.
+_DIAGNOSIS: ContextVar[list[GuardRecord] | None] = ContextVar("diagnosis", default=None)
+
+
+@dataclass(frozen=True)
+class GuardRecord:
+    """A guard seen while diagnosing: its metric, checks, and a per-row failure bitmask.
+
+    ``failures`` is an ``Int64`` expression whose bit ``j`` is set on rows that break
+    ``checks[j]``.
+    """
+
+    metric: str
+    checks: tuple[RowCheck, ...]
+    failures: pl.Expr
+
+
+@contextmanager
+def locating(locate: Callable[[], EvalframeError]) -> Iterator[None]:
+    """Within the block, guards attach ``locate`` to the errors they raise."""
+    token = _LOCATOR.set(locate)
+    try:
+        yield
+    finally:
+        _LOCATOR.reset(token)
+
+
+@contextmanager
+def diagnosing() -> Iterator[list[GuardRecord]]:
+    """Within the block, guards never raise: they record their checks and failure masks."""
+    found: list[GuardRecord] = []
+    token = _DIAGNOSIS.set(found)
+    try:
+        yield found
+    finally:
+        _DIAGNOSIS.reset(token)
+
+
 def _row_numbers() -> pl.Expr:
     column = _ROW_NUMBER_COLUMN.get()
     return pl.col(column) if column else pl.int_range(pl.len(), dtype=pl.Int64)
@@ -82,38 +123,73 @@ def _row_numbers() -> pl.Expr:
 def guard(
     metric: str, values: pl.Expr, checks: Sequence[RowCheck], dtype: pl.DataType = pl.Float64
 ) -> pl.Expr:
-    """Return ``values``, raising :class:`EvalframeError` when any row breaks a check.
+    """Return ``values``, raising :class:`~evalframe.errors.RowError` when a row breaks a check.
 
     The checks run as vectorized expressions inside the same plan as the metric,
     so they hold at the expression level, lazily and in streaming mode alike.
-    The message names the first offending row by its number in the input (see
-    :func:`numbered_rows`) and counts the offending rows among the rows checked
-    in the same batch: all of them, unless the streaming engine split the input.
+    The message names the first offending row of the rows checked together (one
+    batch), by its number in the input (see :func:`numbered_rows`). Plans built by
+    the engine attach a locator to the error, which finds the first offending row
+    of the whole input across every check (:func:`evalframe.errors.located`).
     """
     if not checks:
         return values
+    checks = tuple(checks)
     shown = [expr for check in checks for _, expr in check.show]
     masks = [check.invalid for check in checks if isinstance(check.invalid, pl.Expr)]
     inputs = [values, _row_numbers(), *(mask.fill_null(False) for mask in masks), *shown]
+    diagnosis = _DIAGNOSIS.get()
+    if diagnosis is not None:
+        diagnosis.append(GuardRecord(metric, checks, _failure_bits(checks, inputs, len(masks))))
+        return values
+    locate = _LOCATOR.get()
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
         result, rows = series[0], series[1]
-        given = iter(series[2 : 2 + len(masks)])
+        found = _check_masks(checks, result, series[2 : 2 + len(masks)])
         offset = 2 + len(masks)
-        for check in checks:
-            if isinstance(check.invalid, pl.Expr):
-                mask = next(given).to_numpy()
-            else:
-                mask = check.invalid(result).fill_null(False).to_numpy()
-            count = int(np.count_nonzero(mask))
-            if count:
-                raise EvalframeError(
-                    _row_error(metric, check, mask, rows, series[offset : offset + len(check.show)])
-                )
-            offset += len(check.show)
+        firsts = [int(np.flatnonzero(mask)[0]) if mask.any() else None for mask in found]
+        failing = [i for i, first in enumerate(firsts) if first is not None]
+        if failing:
+            index = min(failing, key=lambda i: firsts[i])
+            start = offset + sum(len(check.show) for check in checks[:index])
+            check = checks[index]
+            message = _row_error(
+                metric, check, found[index], rows, series[start : start + len(check.show)]
+            )
+            if locate is not None:
+                register_locator(message, locate)
+            raise RowError(message)
         return result
 
     return pl.map_batches(inputs, run, return_dtype=dtype, is_elementwise=True)
+
+
+def _check_masks(
+    checks: Sequence[RowCheck], result: pl.Series, given: Sequence[pl.Series]
+) -> list[np.ndarray]:
+    """One boolean numpy mask per check: True where the row breaks it."""
+    masks = iter(given)
+    found = []
+    for check in checks:
+        if isinstance(check.invalid, pl.Expr):
+            found.append(next(masks).to_numpy())
+        else:
+            found.append(check.invalid(result).fill_null(False).to_numpy())
+    return found
+
+
+def _failure_bits(checks: Sequence[RowCheck], inputs: Sequence[pl.Expr], n_masks: int) -> pl.Expr:
+    """An ``Int64`` per row: bit ``j`` set where the row breaks ``checks[j]``."""
+
+    def run(series: Sequence[pl.Series]) -> pl.Series:
+        found = _check_masks(checks, series[0], series[2 : 2 + n_masks])
+        bits = np.zeros(len(series[0]), dtype=np.int64)
+        for j, mask in enumerate(found):
+            bits |= mask.astype(np.int64) << j
+        return pl.Series(bits)
+
+    return pl.map_batches(list(inputs), run, return_dtype=pl.Int64, is_elementwise=True)
 
 
 def _row_error(

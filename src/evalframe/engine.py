@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from evalframe._expr import numbered_rows
-from evalframe.errors import EvalframeError, without_plan
+from evalframe._expr import diagnosing, locating, numbered_rows
+from evalframe.errors import EvalframeError, RowError, located, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.request import MetricRequest, parse_requests
-from evalframe.schema import ROLES, resolve_columns
+from evalframe.schema import ROLES, check_mapped_columns, resolve_columns
 
 #: Metrics as users give them: names with options (``"f1(average=macro)"``), a list of
 #: them, or a mapping output column -> metric.
@@ -25,6 +25,7 @@ def plan_metrics(
     """Resolve and validate every metric against ``schema``; return (request, expression)."""
     requests = _requests(metrics)
     mapping = check_mapping(columns)
+    check_mapped_columns(mapping, schema)
     planned = []
     for request in requests:
         chosen = resolve_columns(
@@ -136,8 +137,13 @@ def score_plan(
     """
     schema = frame.collect_schema()
     row_number = _unused_name(schema, "__evalframe_row")
-    with numbered_rows(row_number):
-        planned = plan_metrics(schema, metrics, columns)
+    requests = _requests(metrics)
+
+    def locate() -> EvalframeError | None:
+        return diagnose(frame, requests, columns)
+
+    with numbered_rows(row_number), locating(locate):
+        planned = plan_metrics(schema, requests, columns)
     clashing = [request.column for request, _ in planned if request.column in schema]
     if clashing and not overwrite:
         raise EvalframeError(
@@ -159,23 +165,85 @@ def _unused_name(schema: Mapping[str, pl.DataType], base: str) -> str:
     return name
 
 
-def collect(frame: pl.LazyFrame, *, streaming: bool = False) -> pl.DataFrame:
+def diagnose(
+    frame: pl.LazyFrame,
+    metrics: Metrics | Sequence[MetricRequest],
+    columns: Mapping[str, str] | None = None,
+) -> RowError | None:
+    """Check every row of ``frame`` for every metric; the error for the first bad row, or None.
+
+    One streaming pass over the input (constant memory): each check's offending rows
+    are counted and the first is found; the reported check is the one whose first
+    offending row comes first in the input, and the others are summarised after it.
+    """
+    schema = frame.collect_schema()
+    row_number = _unused_name(schema, "__evalframe_row")
+    with numbered_rows(row_number), diagnosing() as guards:
+        plan_metrics(schema, metrics, columns)
+    if not guards:
+        return None
+    numbered = frame.with_row_index(row_number)
+    row = pl.col(row_number)
+    aggregations = []
+    for g, record in enumerate(guards):
+        bits = pl.col(f"__bits{g}")
+        numbered = numbered.with_columns(record.failures.alias(f"__bits{g}"))
+        for j in range(len(record.checks)):
+            broken = (bits & (1 << j)) != 0
+            aggregations += [
+                broken.sum().alias(f"count_{g}_{j}"),
+                row.filter(broken).min().alias(f"first_{g}_{j}"),
+            ]
+    found = numbered.select(aggregations).collect(engine="streaming").row(0, named=True)
+    failures = sorted(
+        (found[f"first_{g}_{j}"], g, j, found[f"count_{g}_{j}"])
+        for g, record in enumerate(guards)
+        for j in range(len(record.checks))
+        if found[f"count_{g}_{j}"]
+    )
+    if not failures:
+        return None
+    first, g, j, count = failures[0]
+    record, check = guards[g], guards[g].checks[j]
+    values = ""
+    if check.show:
+        shown = (
+            frame.with_row_index(row_number)
+            .filter(row == first)
+            .select([expr.alias(f"__show{i}") for i, (_, expr) in enumerate(check.show)])
+            .collect()
+        )
+        values = " (" + ", ".join(
+            f"{label}={shown[f'__show{i}'].to_list()[0]!r}"
+            for i, (label, _) in enumerate(check.show)
+        ) + ")"
+    others = [
+        f"{guards[h].checks[k].what} in {n} row(s) (first: row {row_first}) for metric "
+        f"{guards[h].metric!r}"
+        for row_first, h, k, n in failures[1:]
+        if (h, k) != (g, j)
+    ]
+    message = (
+        f"metric {record.metric!r}: {count} row(s) have {check.what}; expected "
+        f"{check.expected}. First offending row: {first}{values}"
+    )
+    if others:
+        message += ". Also: " + "; ".join(others[:3]) + ("; ..." if len(others) > 3 else "")
+    return RowError(message)
+
+
+def collect(frame: pl.LazyFrame) -> pl.DataFrame:
     """Collect a scored plan, turning polars' errors about the input into EvalframeError.
 
-    Polars may hand metrics the rows in batches, checked in parallel; an error then
-    counts the offending rows of one batch. Unless ``streaming``, a failed plan is
-    checked again in one batch, so the error counts every offending row and names
-    the first one in the input.
+    Polars hands metrics the rows in batches, checked in parallel; a failed check
+    is located in the whole input (:func:`evalframe.errors.located`), so the error
+    counts every offending row and names the first one in the input, across every
+    check.
     """
     try:
-        return frame.collect(engine="streaming" if streaming else "auto")
+        return frame.collect()
     except EvalframeError as error:
-        if not streaming:
-            try:
-                frame.collect(engine="in-memory")
-            except EvalframeError as whole:
-                raise EvalframeError(without_plan(whole)) from whole.__cause__
-        raise EvalframeError(without_plan(error)) from error.__cause__
+        raise EvalframeError(without_plan(located(error))) from error.__cause__
     except pl.exceptions.PolarsError as error:
-        text = str(error).strip()
+        text = without_plan(error).strip()
         raise EvalframeError(text.splitlines()[0] if text else type(error).__name__) from error

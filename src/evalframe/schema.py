@@ -119,6 +119,27 @@ def role_kinds(role: str, overrides: Mapping[str, Sequence[str]] | None = None) 
     return ROLES[role].kinds
 
 
+def check_mapped_columns(mapping: Mapping[str, str], schema: Mapping[str, pl.DataType]) -> None:
+    """Every column the user mapped a role to must exist: an error names the closest names.
+
+    >>> import polars as pl
+    >>> check_mapped_columns({"c": "num_correct"}, {"num_correct": pl.Int64})
+    """
+    import difflib
+
+    for role, column in mapping.items():
+        if column in schema:
+            continue
+        close = difflib.get_close_matches(column, list(schema), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(name) for name in close)}?" if close else "."
+        available = ", ".join(repr(name) for name in list(schema)[:20])
+        more = f" (and {len(schema) - 20} more)" if len(schema) > 20 else ""
+        raise EvalframeError(
+            f"role {role!r} is mapped to column {column!r}, which the input does not have"
+            f"{hint} Available columns: {available}{more}."
+        )
+
+
 def resolve_columns(
     metric: str,
     role_sets: Sequence[Sequence[str]],
@@ -135,18 +156,35 @@ def resolve_columns(
     def column_for(role: str) -> str:
         return mapping.get(role, ROLES[role].default_column)
 
-    for roles in role_sets:
-        if all(column_for(role) in schema for role in roles):
-            chosen = {role: column_for(role) for role in roles}
-            for role, column in chosen.items():
-                kinds = role_kinds(role, overrides)
-                dtype = schema[column]
-                if not any(accepts(kind, dtype) for kind in kinds):
-                    raise EvalframeError(
-                        f"metric {metric!r}: role {role!r} is column {column!r} of dtype "
-                        f"{dtype} ({dtype_kind(dtype)}); expected {' or '.join(kinds)}"
-                    )
-            return chosen
+    mapped = {role for role in mapping if any(role in roles for roles in role_sets)}
+    complete = [roles for roles in role_sets if all(column_for(role) in schema for role in roles)]
+    if mapped:
+        # A role set the user mapped a role of is theirs: never fall back to another set
+        # because theirs is incomplete.
+        theirs = [roles for roles in role_sets if mapped & set(roles)]
+        if complete and not any(roles in complete for roles in theirs):
+            missing = sorted(
+                {f"{role}={column_for(role)!r}" for roles in theirs for role in roles
+                 if column_for(role) not in schema}
+            )
+            given = ", ".join(f"{role}={mapping[role]!r}" for role in sorted(mapped))
+            raise EvalframeError(
+                f"metric {metric!r}: you mapped {given}, but the columns that go with it are "
+                f"missing: {', '.join(missing)}. Map them with columns={{'role': 'column'}} "
+                "(CLI: --col role=column); evalframe does not fall back to other columns "
+                "when a mapping is incomplete."
+            )
+    for roles in complete:
+        chosen = {role: column_for(role) for role in roles}
+        for role, column in chosen.items():
+            kinds = role_kinds(role, overrides)
+            dtype = schema[column]
+            if not any(accepts(kind, dtype) for kind in kinds):
+                raise EvalframeError(
+                    f"metric {metric!r}: role {role!r} is column {column!r} of dtype "
+                    f"{dtype} ({dtype_kind(dtype)}); expected {' or '.join(kinds)}"
+                )
+        return chosen
 
     wanted = " or ".join(
         "(" + ", ".join(f"{role}={column_for(role)!r}" for role in roles) + ")"
