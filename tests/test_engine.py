@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -100,7 +98,10 @@ def counts_with_bad_rows(tmp_path):
     return path
 
 
-EXACT = r"metric 'pass@1': 3 row\(s\) have c > n .*; expected .*First offending row: 10 \(n=10, c=50\)$"
+EXACT = (
+    r"metric 'pass@1': 3 row\(s\) have c > n .*; expected .*"
+    r"First offending row: 10 \(n=10, c=50\)$"
+)
 
 
 def test_collected_errors_count_every_bad_row_and_name_the_first(counts_with_bad_rows):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 import threading
 import time
@@ -25,7 +26,7 @@ import polars as pl
 
 from evalframe._version import __version__
 from evalframe.engine import collect, score_plan
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
 from evalframe.metrics.registry import all_metrics, list_metrics
@@ -33,6 +34,7 @@ from evalframe.metrics.request import describe_options, parse_requests
 from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
 from evalframe.stats.aggregate import (
+    AGGREGATE_COLUMNS,
     aggregate,
     decode_metadata,
     encode_metadata,
@@ -42,6 +44,8 @@ from evalframe.stats.aggregate import (
 from evalframe.stats.signature import score_signature
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
+#: 128 + the signal's number, as shells report a process ended by SIGINT / SIGPIPE.
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 STDIO = "-"
 
 
@@ -225,9 +229,10 @@ def progress(label: str, quiet: bool) -> Iterator[None]:
         if interactive:
             thread.join()
             sys.stderr.write("\r\x1b[K")
-        if not quiet:
-            elapsed = time.perf_counter() - started
-            sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
+    # Reached only when the step succeeded: a failed run never says "done".
+    if not quiet:
+        elapsed = time.perf_counter() - started
+        sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
 
 
 def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str]]:
@@ -253,7 +258,7 @@ def _show(frame: pl.DataFrame) -> None:
 
 def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
-    requests = parse_requests(args.metrics)  # checked before any input is read
+    requests = _usage(parse_requests, args.metrics)  # checked before any input is read
     scored, planned = score_plan(scan(args.inputs), requests, mapping, overwrite=args.overwrite)
     metadata = {
         "evalframe.version": __version__,
@@ -279,7 +284,25 @@ def _run_score(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _usage(check, *values):
+    """Run a check of the command line; its EvalframeError is a usage error (exit code 2)."""
+    try:
+        return check(*values)
+    except EvalframeError as error:
+        raise UsageError(f"evalframe: {error}") from error
+
+
+def _check_aggregate_options(args: argparse.Namespace) -> None:
+    if not 0 < args.ci < 1:
+        raise UsageError(f"evalframe aggregate: --ci {args.ci} must be strictly between 0 and 1")
+    if args.bootstrap < 2:
+        raise UsageError(f"evalframe aggregate: --bootstrap {args.bootstrap} must be >= 2")
+    if args.seed < 0:
+        raise UsageError(f"evalframe aggregate: --seed {args.seed} must be >= 0")
+
+
 def _run_aggregate(args: argparse.Namespace) -> int:
+    _check_aggregate_options(args)
     inputs = [path for path in args.inputs if path != STDIO]
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
@@ -288,6 +311,19 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     else:
         frame, recorded = _read_stdin_parquet()
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
+    schema = frame.collect_schema()
+    clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
+    if clashing:
+        raise UsageError(
+            f"evalframe aggregate: --by {','.join(clashing)}: the table has column(s) of that "
+            f"name ({', '.join(AGGREGATE_COLUMNS)}); rename the group column(s) first"
+        )
+    missing = [key for key in keys if key not in schema]
+    if missing:
+        raise UsageError(
+            f"evalframe aggregate: --by {','.join(missing)}: no such column(s); available: "
+            f"{', '.join(schema)}"
+        )
     chosen = args.metrics or metric_columns(frame, recorded)
     names = {name: recorded.get(name) for name in chosen}
     options = {"ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed}
@@ -369,14 +405,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         sys.stderr.write(f"{error}\n")
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): nothing more to say to it.
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write("evalframe: interrupted\n")
+        return EXIT_INTERRUPTED
     except (EvalframeError, OSError, pl.exceptions.PolarsError) as error:
         if debug:
             traceback.print_exc()
-        text = str(error).strip().splitlines()
+        text = without_plan(error).strip().splitlines()
         sys.stderr.write(f"evalframe: error: {text[0] if text else type(error).__name__}\n")
         return EXIT_DATA
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test's captured stdout)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

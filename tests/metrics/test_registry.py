@@ -87,7 +87,8 @@ def test_list_metrics_matches_registry():
 
 #: Names whose direction is not spelled by their ending, with the reason.
 DIRECTION_EXCEPTIONS = {
-    "brier_score": "lm-evaluation-harness's name (scikit-learn's brier_score_loss); lower is better",
+    "brier_score": "lm-evaluation-harness's name (scikit-learn's brier_score_loss); lower is "
+    "better",
 }
 
 

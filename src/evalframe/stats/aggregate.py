@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Mean, Reduction, Sums, Table
 from evalframe.metrics.request import MetricRequest, parse_request
@@ -129,6 +129,15 @@ def _named(
 ) -> list[MetricColumn]:
     if isinstance(metrics, str):
         metrics = [metrics]
+    if not isinstance(metrics, Sequence | Mapping):
+        raise EvalframeError(
+            f"metrics={metrics!r}: expected a list of metric column names or a mapping "
+            "column -> metric"
+        )
+    names = list(metrics)
+    repeated = sorted({name for name in names if names.count(name) > 1}, key=str)
+    if repeated:
+        raise EvalframeError(f"metric column(s) named more than once: {repeated}")
     pairs = (
         list(metrics.items())
         if isinstance(metrics, Mapping)
@@ -231,11 +240,18 @@ def aggregate(
             recorded = recorded_metrics(expand_paths(scored))
     frame = scan(scored)
     schema = frame.collect_schema()
-    keys = [by] if isinstance(by, str) else list(by or [])
+    keys = _group_keys(by)
     missing_keys = [key for key in keys if key not in schema]
     if missing_keys:
         raise EvalframeError(
             f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}"
+        )
+    clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
+    if clashing:
+        raise EvalframeError(
+            f"cannot group by {clashing}: the aggregate table has column(s) of that name "
+            f"({', '.join(AGGREGATE_COLUMNS)}); rename the group column(s) first, e.g. "
+            f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})"
         )
     chosen = _named(schema, metrics, recorded) if metrics is not None else _detect(schema, recorded)
     chosen = [column for column in chosen if column.column not in keys]
@@ -244,14 +260,13 @@ def aggregate(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
     z = _normal_quantile(0.5 + ci / 2)
-    tables = []
-    samples = [column for column in chosen if column.level == "sample"]
-    if samples:
-        tables.append(_sample_table(frame, keys, samples, z, ci))
-    for column in chosen:
-        if column.level == "corpus":
-            tables.append(_corpus_table(frame, keys, column, z, ci, bootstrap, seed))
-    table = pl.concat(tables, how="vertical_relaxed")
+    try:
+        table = _aggregate(frame, keys, chosen, z, ci, bootstrap, seed)
+    except pl.exceptions.PolarsError as error:
+        text = without_plan(error).strip()
+        raise EvalframeError(
+            f"cannot aggregate: {text.splitlines()[0] if text else type(error).__name__}"
+        ) from error
     if not keep_empty:
         table = table.filter(pl.col("n") > 0)
     order = {column.column: i for i, column in enumerate(chosen)}
@@ -260,6 +275,39 @@ def aggregate(
     )
     sort_by = [*keys, "__order"] if keys else ["__order"]
     return table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
+
+
+def _group_keys(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    keys = [by] if isinstance(by, str) else by
+    if not isinstance(keys, Sequence) or not all(isinstance(key, str) for key in keys):
+        raise EvalframeError(
+            f"by={by!r}: expected a column name or a list of column names (str)"
+        )
+    repeated = sorted({key for key in keys if list(keys).count(key) > 1})
+    if repeated:
+        raise EvalframeError(f"by={list(keys)!r} names {repeated} more than once")
+    return list(keys)
+
+
+def _aggregate(
+    frame: pl.LazyFrame,
+    keys: list[str],
+    chosen: list[MetricColumn],
+    z: float,
+    ci: float,
+    bootstrap: int,
+    seed: int,
+) -> pl.DataFrame:
+    tables = []
+    samples = [column for column in chosen if column.level == "sample"]
+    if samples:
+        tables.append(_sample_table(frame, keys, samples, z, ci))
+    for column in chosen:
+        if column.level == "corpus":
+            tables.append(_corpus_table(frame, keys, column, z, ci, bootstrap, seed))
+    return pl.concat(tables, how="vertical_relaxed")
 
 
 def _normal_quantile(p: float) -> float:
