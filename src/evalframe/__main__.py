@@ -1,7 +1,5 @@
 """``python -m evalframe`` runs the command line."""
 
-import sys
+from evalframe.cli import run
 
-from evalframe.cli import main
-
-sys.exit(main())
+run()

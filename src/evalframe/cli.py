@@ -348,7 +348,7 @@ def _run_aggregate(args: argparse.Namespace) -> int:
 
 def _run_metrics(args: argparse.Namespace) -> int:
     if args.metric:
-        print(_describe_metric(args.metric))
+        print(_usage(_describe_metric, args.metric))
         return EXIT_OK
     table = list_metrics()
     if args.names:
@@ -433,5 +433,18 @@ def _silence_stdout() -> None:
         pass
 
 
+def run() -> None:
+    """The ``evalframe`` command's entry point: run :func:`main` and exit with its code.
+
+    After an interrupt the process ends at once (``os._exit``): polars' worker threads
+    may still be busy, and a normal interpreter shutdown under them can abort.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

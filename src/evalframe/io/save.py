@@ -1,15 +1,26 @@
-"""Write scored frames and aggregate tables to parquet, CSV, JSON lines, JSON or Arrow IPC."""
+"""Write scored frames and aggregate tables to parquet, CSV, JSON lines, JSON or Arrow IPC.
+
+A save is atomic: the frame is written to a private temporary file beside the target
+and renamed onto it only when complete (:mod:`evalframe.io._atomic`), so a reader sees
+the old file or the new one, never a part, and concurrent saves to one path leave the
+last one to finish. Polars runs the write in its own threads while this thread waits
+for it, so Ctrl-C and SIGTERM stop a long save promptly and remove its temporary file.
+"""
 
 from __future__ import annotations
 
-import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError, without_plan
+from evalframe.io._atomic import Output, replacing, resolve_target
 from evalframe.io.formats import WRITE_FORMATS, format_of
+
+#: Seconds an interrupted save waits for polars to notice that its output is gone.
+_STOP_TIMEOUT = 5.0
 
 
 def save(
@@ -18,53 +29,105 @@ def save(
     *,
     metadata: Mapping[str, str] | None = None,
 ) -> None:
-    """Write ``frame`` to ``path``; the format follows the extension.
+    """Write ``frame`` to ``path``, atomically; the format follows the extension.
 
     A LazyFrame written to parquet, IPC, CSV or JSON lines is streamed (it need not
     fit in memory). ``metadata`` is stored as key-value metadata in parquet files.
+    ``~`` is expanded and a symbolic link is written through (the file it points to
+    is replaced; the link stays). A new file gets the mode ``open()`` would give it
+    (``0o666`` less the umask); a replaced file keeps its mode. The folder must exist.
+
+    Nothing is written until the frame is complete: on an error or an interruption
+    (Ctrl-C, SIGTERM) the temporary file is removed and a file already at ``path``
+    is left as it was. Errors of the plan itself (a metric's check, an unreadable
+    input) are raised as they are; a failure to write raises :class:`EvalframeError`
+    naming ``path`` and the cause.
 
     >>> import polars as pl, tempfile, os
     >>> out = os.path.join(tempfile.mkdtemp(), "s.parquet")
     >>> save(pl.DataFrame({"x": [1.0]}), out)
-    >>> pl.read_parquet(out)["x"].to_list()
-    [1.0]
+    >>> pl.read_parquet(out)["x"].to_list(), os.listdir(os.path.dirname(out))
+    ([1.0], ['s.parquet'])
     """
     kind = format_of(path, WRITE_FORMATS, "write")
     if kind == "csv":
         _check_flat(frame, path)
-    target = Path(path)
-    # Written beside the target and moved into place only when complete: a plan that
-    # fails half-way (a metric rejecting a row) leaves no partial file behind.
-    partial = target.with_name(f".{target.name}.partial")
-    try:
-        _write(frame, partial, kind, metadata)
-        os.replace(partial, target)
-    except EvalframeError as error:
-        raise EvalframeError(without_plan(error)) from None
-    except (pl.exceptions.PolarsError, OSError) as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise EvalframeError(f"cannot write {str(path)!r}: {message}") from error
-    finally:
-        partial.unlink(missing_ok=True)
+    shown = str(path)
+    with replacing(resolve_target(path, shown), shown) as out:
+        _write(frame, out, kind, metadata)
 
 
 def _write(
-    frame: pl.DataFrame | pl.LazyFrame, path: Path, kind: str, metadata: Mapping[str, str] | None
+    frame: pl.DataFrame | pl.LazyFrame, out: Output, kind: str, metadata: Mapping[str, str] | None
 ) -> None:
-    lazy = isinstance(frame, pl.LazyFrame)
+    if kind == "json":  # polars has no JSON sink: the frame is collected
+        data = _run(frame, out) if isinstance(frame, pl.LazyFrame) else frame
+        data.write_json(out)
+        return
+    plan = frame.lazy()
     if kind == "parquet":
-        if lazy:
-            frame.sink_parquet(path, metadata=dict(metadata or {}) or None)
-        else:
-            frame.write_parquet(path, metadata=dict(metadata or {}) or None)
+        sink = plan.sink_parquet(out, metadata=dict(metadata or {}) or None, lazy=True)
     elif kind == "ipc":
-        frame.sink_ipc(path) if lazy else frame.write_ipc(path)
+        sink = plan.sink_ipc(out, lazy=True)
     elif kind == "ndjson":
-        frame.sink_ndjson(path) if lazy else frame.write_ndjson(path)
-    elif kind == "csv":
-        frame.sink_csv(path) if lazy else frame.write_csv(path)
+        sink = plan.sink_ndjson(out, lazy=True)
     else:
-        (frame.collect() if lazy else frame).write_json(path)
+        sink = plan.sink_csv(out, lazy=True)
+    _run(sink, out)
+
+
+def _run(plan: pl.LazyFrame, out: Output) -> pl.DataFrame:
+    """Run ``plan`` in polars' threads and wait for it here, where signals are handled."""
+    job = _Background(plan)
+    try:
+        return job.result()
+    except EvalframeError as error:  # a check of the plan (a metric's): its message only
+        raise EvalframeError(without_plan(error)) from None
+    except BaseException:
+        out.abort()  # the sink's next write fails, which ends it
+        job.stop(_STOP_TIMEOUT)
+        raise
+
+
+class _Background:
+    """A polars query running in the background, polled from the calling thread.
+
+    Python runs signal handlers only between bytecodes of the main thread, so a save
+    that waited inside polars would notice Ctrl-C only once the write was over.
+
+    >>> _Background(pl.LazyFrame({"x": [1]})).result().shape
+    (1, 1)
+    """
+
+    def __init__(self, plan: pl.LazyFrame) -> None:
+        self._query = plan.collect(background=True)
+        self._over = False
+
+    def result(self) -> pl.DataFrame:
+        """Wait for the query; its error, if it fails, is raised here."""
+        delay = 0.001
+        while True:
+            self._over = True  # when fetch raises, the query is over
+            result = self._query.fetch()
+            if result is not None:
+                return result
+            self._over = False
+            time.sleep(delay)
+            delay = min(2 * delay, 0.05)
+
+    def stop(self, timeout: float) -> None:
+        """Cancel the query and wait, up to ``timeout`` seconds, until it has ended."""
+        if self._over:
+            return
+        self._query.cancel()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self._query.fetch() is not None:
+                    return
+            except Exception:  # the query failed, as it should once its output is gone
+                return
+            time.sleep(0.01)
 
 
 def _check_flat(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:

@@ -1,0 +1,133 @@
+"""Input paths: ``~`` expansion, globs only where a name is not a file, each file read once.
+
+The rules, in order, for every item of a source:
+
+1. ``~`` and ``~user`` at the start are expanded (:func:`expand_user_path`).
+2. An existing path is that path, whatever characters its name holds: ``"b[1].jsonl"`` is the
+   file ``b[1].jsonl``, never ``b1.jsonl``. A directory is an error.
+3. A name that does not exist and holds a glob character (``*``, ``?``, ``[``) is a glob
+   (``**`` recurses); ``glob=True`` makes every item a glob, ``glob=False`` none. A glob that
+   matches no file is an error.
+4. The same file named twice (twice in a list, by a glob and a name, by two spellings of one
+   path or through a link) is read once, at its first position.
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalframe.errors import EvalframeError
+
+PathLike = str | os.PathLike[str]
+
+GLOB_CHARACTERS = "*?["
+
+
+def expand_user_path(path: PathLike) -> Path:
+    """``path`` as a :class:`~pathlib.Path`, with a leading ``~`` or ``~user`` expanded.
+
+    Shared by reading (``scan``/``load``) and writing (``save``) so both understand the same
+    names. Anything but a ``str`` or ``os.PathLike`` is an :class:`EvalframeError`.
+
+    >>> import os
+    >>> expand_user_path("~/runs/a.jsonl") == Path(os.path.expanduser("~")) / "runs" / "a.jsonl"
+    True
+    >>> expand_user_path("runs/a.jsonl")
+    PosixPath('runs/a.jsonl')
+    """
+    if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
+        raise EvalframeError(
+            f"a path must be a str or os.PathLike; got a {type(path).__name__}: {path!r}"
+        )
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text:
+        raise EvalframeError(f"a path must be a non-empty string; got {text!r}")
+    return Path(text).expanduser()
+
+
+def expand_paths(
+    source: PathLike | Sequence[PathLike], *, glob: bool | None = None
+) -> list[Path]:
+    """The files ``source`` names (a path, a glob or a list of them), each once, in order.
+
+    ``glob=None`` (the default) globs only names that are not existing paths; ``True`` globs
+    every item, ``False`` none. Matches of one glob are sorted.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ["b1.jsonl", "b[1].jsonl"]:
+    ...     _ = (folder / name).write_text('{"a": 1}')
+    >>> [p.name for p in expand_paths(folder / "b[1].jsonl")]
+    ['b[1].jsonl']
+    >>> [p.name for p in expand_paths(str(folder / "b*.jsonl"))]
+    ['b1.jsonl', 'b[1].jsonl']
+    >>> [p.name for p in expand_paths([folder / "b1.jsonl", str(folder / "b?.jsonl")])]
+    ['b1.jsonl']
+    """
+    items = [source] if isinstance(source, str | os.PathLike) else _items(source)
+    if not items:
+        raise EvalframeError("no input files given")
+    found: list[Path] = []
+    for item in items:
+        found.extend(_expand_one(expand_user_path(item), glob))
+    return _once_each(found)
+
+
+def _items(source: object) -> list[PathLike]:
+    if isinstance(source, bytes) or not isinstance(source, Sequence):
+        raise EvalframeError(
+            f"cannot read a {type(source).__name__}; expected a path, a glob or a list of them"
+        )
+    items = list(source)
+    wrong = [item for item in items if isinstance(item, bytes) or not isinstance(item, str | os.PathLike)]
+    if wrong:
+        raise EvalframeError(
+            f"cannot read a list holding a {type(wrong[0]).__name__} ({wrong[0]!r}); "
+            "a list of inputs must hold paths (str or os.PathLike)"
+        )
+    return items
+
+
+def _expand_one(path: Path, glob: bool | None) -> list[Path]:
+    text = str(path)
+    is_glob = glob if glob is not None else (
+        not path.exists() and any(ch in text for ch in GLOB_CHARACTERS)
+    )
+    if is_glob:
+        return _glob(text)
+    if not path.exists():
+        raise EvalframeError(f"file not found: {text!r}")
+    if path.is_dir():
+        raise EvalframeError(
+            f"{text!r} is a directory; give files or a glob like '{text}/*.parquet'"
+        )
+    return [path]
+
+
+def _glob(pattern: str) -> list[Path]:
+    matches = sorted(globbing.glob(pattern, recursive=True))
+    files = [Path(match) for match in matches if not os.path.isdir(match)]
+    if not files:
+        only = f" (only the directories {matches[:3]})" if matches else ""
+        raise EvalframeError(f"no files match {pattern!r}{only}")
+    return files
+
+
+def _once_each(paths: list[Path]) -> list[Path]:
+    """Drop later mentions of a file already listed (same device and inode)."""
+    seen: set[tuple[int, int]] = set()
+    kept: list[Path] = []
+    for path in paths:
+        try:
+            status = path.stat()
+            identity = (status.st_dev, status.st_ino)
+        except OSError:  # reported with the file's name when it is opened
+            kept.append(path)
+            continue
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(path)
+    return kept
