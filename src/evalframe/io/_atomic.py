@@ -24,9 +24,9 @@ from types import FrameType
 from evalframe.errors import EvalframeError
 from evalframe.io.paths import expand_user_path
 
-#: Characters of the target's name kept in the temporary file's name (file names are
-#: limited to 255 bytes; the random part and the suffix need room too).
-_NAME_KEPT = 120
+#: Bytes of the target's name kept in the temporary file's name (file names are limited
+#: to 255 bytes; the dot, the random part and the suffix need room too).
+_NAME_KEPT = 200
 
 
 class Interrupted(BaseException):
@@ -181,7 +181,7 @@ def _may_write(path: Path) -> bool:
 def _create_beside(target: Path, shown: str) -> Output:
     try:
         fd, name = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name[:_NAME_KEPT]}.", suffix=".partial"
+            dir=target.parent, prefix=f".{_shortened(target.name)}.", suffix=".partial"
         )
     except OSError as error:
         folder = str(target.parent)
@@ -189,6 +189,15 @@ def _create_beside(target: Path, shown: str) -> Output:
             f"cannot write {shown!r}: cannot create a file in {folder!r}: {_reason(error)}"
         ) from error
     return Output(fd, Path(name))
+
+
+def _shortened(name: str) -> str:
+    """``name`` cut to :data:`_NAME_KEPT` bytes, at a character boundary.
+
+    >>> _shortened("é" * 150) == "é" * 100
+    True
+    """
+    return os.fsencode(name)[:_NAME_KEPT].decode("utf-8", "ignore")
 
 
 def _reason(error: OSError) -> str:
@@ -251,18 +260,24 @@ def sigterm_raises(shown: str) -> Iterator[None]:
         yield
         return
     fired: list[int] = []
+    armed = [True]  # once the block is over, a late SIGTERM is only passed on
 
     def _raise_once(signum: int, frame: FrameType | None) -> None:
         if not fired:  # a second SIGTERM must not interrupt the cleanup of the first
             fired.append(signum)
-            raise Interrupted(signum)
+            if armed[0]:
+                raise Interrupted(signum)
 
     signal.signal(signal.SIGTERM, _raise_once)
+    completed = False
     try:
         yield
+        armed[0], completed = False, True
     except Interrupted:
-        signal.signal(signal.SIGTERM, previous)
-        signal.raise_signal(signal.SIGTERM)
-        raise EvalframeError(f"cannot write {shown!r}: interrupted by SIGTERM") from None
+        pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if fired:
+        signal.raise_signal(signal.SIGTERM)  # what SIGTERM would have done, now cleaned up
+    if not completed:
+        raise EvalframeError(f"cannot write {shown!r}: interrupted by SIGTERM")

@@ -101,10 +101,11 @@ def apply_schema(
     >>> frame = pl.LazyFrame({"id": [7, 8], "x": ["1", "2.5"]})
     >>> apply_schema(frame, {"id": pl.String}, source="d", locate=str).collect()["id"].to_list()
     ['7', '8']
-    >>> apply_schema(frame, {"x": pl.Int64}, source="d.csv", locate=lambda r: f"row {r}")
-    Traceback (most recent call last):
-    ...
-    evalframe.errors.EvalframeError: cannot read column 'x' of 'd.csv' as Int64: 1 value(s) do not convert; the first is row 1: '2.5'
+    >>> try:
+    ...     apply_schema(frame, {"x": pl.Int64}, source="d.csv", locate=lambda r: f"row {r}")
+    ... except EvalframeError as error:
+    ...     print(error)
+    cannot read column 'x' of 'd.csv' as Int64: 1 value(s) do not convert; the first is row 1: '2.5'
     """
     current = frame.collect_schema()
     casts = {
@@ -116,6 +117,16 @@ def apply_schema(
         return frame
     _check(frame, casts, schema, current, source, locate)
     return frame.with_columns(converted.alias(name) for name, (converted, _) in casts.items())
+
+
+def convert(name: str, current: pl.DataType, target: pl.DataType, empty_is_null: bool) -> pl.Expr:
+    """Column ``name`` converted from ``current`` to ``target`` (unchecked: see apply_schema).
+
+    >>> frame = pl.DataFrame({"ok": ["True", "false", ""]})
+    >>> frame.select(convert("ok", pl.String(), pl.Boolean(), True))["ok"].to_list()
+    [True, False, None]
+    """
+    return _conversion(name, current, target, empty_is_null)[0].alias(name)
 
 
 def _conversion(
@@ -158,9 +169,10 @@ def _check(
     try:
         found = query.collect().row(0, named=True)
     except pl.exceptions.PolarsError as error:
+        wanted = {name: f"{current[name]} -> {schema[name]}" for name in casts}
         raise EvalframeError(
-            f"cannot read column(s) {list(casts)} of {source!r} as {[str(schema[n]) for n in casts]} "
-            f"(from {[str(current[n]) for n in casts]}): {first_line(error)}"
+            f"cannot convert column(s) of {source!r} as schema= asks ({wanted}): "
+            f"{first_line(error)}"
         ) from error
     for name, result in found.items():
         if result["count"]:

@@ -113,10 +113,11 @@ def check_content(path: str | Path, kind: str, head: bytes) -> None:
     """Raise when a file's first bytes contradict its extension (a ``.jsonl`` that is gzip).
 
     >>> check_content("a.jsonl", "ndjson", b'{"a": 1}')
-    >>> check_content("a.jsonl", "ndjson", b"\\x1f\\x8b\\x08")
-    Traceback (most recent call last):
-    ...
-    evalframe.errors.EvalframeError: cannot read 'a.jsonl' as JSON lines: it is gzip-compressed data, not UTF-8 text (name it '....gz')
+    >>> try:
+    ...     check_content("a.jsonl", "ndjson", b"\\x1f\\x8b\\x08")
+    ... except EvalframeError as error:
+    ...     print(error.args[0].split(": ", 1)[1])
+    it is gzip-compressed data, not UTF-8 text (name it '....gz')
     """
     found = sniff(head)
     expected = EXPECTED_CONTENT[kind]

@@ -48,9 +48,7 @@ def expand_user_path(path: PathLike) -> Path:
     return Path(text).expanduser()
 
 
-def expand_paths(
-    source: PathLike | Sequence[PathLike], *, glob: bool | None = None
-) -> list[Path]:
+def expand_paths(source: PathLike | Sequence[PathLike], *, glob: bool | None = None) -> list[Path]:
     """The files ``source`` names (a path, a glob or a list of them), each once, in order.
 
     ``glob=None`` (the default) globs only names that are not existing paths; ``True`` globs
@@ -82,7 +80,7 @@ def _items(source: object) -> list[PathLike]:
             f"cannot read a {type(source).__name__}; expected a path, a glob or a list of them"
         )
     items = list(source)
-    wrong = [item for item in items if isinstance(item, bytes) or not isinstance(item, str | os.PathLike)]
+    wrong = [item for item in items if not isinstance(item, str | os.PathLike)]
     if wrong:
         raise EvalframeError(
             f"cannot read a list holding a {type(wrong[0]).__name__} ({wrong[0]!r}); "
@@ -93,8 +91,10 @@ def _items(source: object) -> list[PathLike]:
 
 def _expand_one(path: Path, glob: bool | None) -> list[Path]:
     text = str(path)
-    is_glob = glob if glob is not None else (
-        not path.exists() and any(ch in text for ch in GLOB_CHARACTERS)
+    is_glob = (
+        glob
+        if glob is not None
+        else (not path.exists() and any(ch in text for ch in GLOB_CHARACTERS))
     )
     if is_glob:
         return _glob(text)

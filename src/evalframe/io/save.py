@@ -9,17 +9,18 @@ for it, so Ctrl-C and SIGTERM stop a long save promptly and remove its temporary
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import polars as pl
 
-from evalframe.errors import EvalframeError, without_plan
+from evalframe.errors import EvalframeError, located, without_plan
 from evalframe.io._atomic import Output, replacing, resolve_target
 from evalframe.io.formats import WRITE_FORMATS, format_of
 
-#: Seconds an interrupted save waits for polars to notice that its output is gone.
+#: Seconds an interrupted save waits for its plan to stop (a batch in flight finishes).
 _STOP_TIMEOUT = 5.0
 
 
@@ -61,32 +62,60 @@ def _write(
     frame: pl.DataFrame | pl.LazyFrame, out: Output, kind: str, metadata: Mapping[str, str] | None
 ) -> None:
     if kind == "json":  # polars has no JSON sink: the frame is collected
-        data = _run(frame, out) if isinstance(frame, pl.LazyFrame) else frame
+        data = _run(frame, out, _collected) if isinstance(frame, pl.LazyFrame) else frame
         data.write_json(out)
         return
-    plan = frame.lazy()
+    _run(frame.lazy(), out, lambda plan: _sink(plan, out, kind, metadata))
+
+
+def _collected(plan: pl.LazyFrame) -> pl.LazyFrame:
+    return plan
+
+
+def _sink(
+    plan: pl.LazyFrame, out: Output, kind: str, metadata: Mapping[str, str] | None
+) -> pl.LazyFrame:
+    """The plan that streams ``plan`` into ``out`` in format ``kind``."""
     if kind == "parquet":
-        sink = plan.sink_parquet(out, metadata=dict(metadata or {}) or None, lazy=True)
-    elif kind == "ipc":
-        sink = plan.sink_ipc(out, lazy=True)
-    elif kind == "ndjson":
-        sink = plan.sink_ndjson(out, lazy=True)
-    else:
-        sink = plan.sink_csv(out, lazy=True)
-    _run(sink, out)
+        return plan.sink_parquet(out, metadata=dict(metadata or {}) or None, lazy=True)
+    if kind == "ipc":
+        return plan.sink_ipc(out, lazy=True)
+    if kind == "ndjson":
+        return plan.sink_ndjson(out, lazy=True)
+    return plan.sink_csv(out, lazy=True)
 
 
-def _run(plan: pl.LazyFrame, out: Output) -> pl.DataFrame:
-    """Run ``plan`` in polars' threads and wait for it here, where signals are handled."""
-    job = _Background(plan)
+def _run(
+    plan: pl.LazyFrame, out: Output, finish: Callable[[pl.LazyFrame], pl.LazyFrame]
+) -> pl.DataFrame:
+    """Run ``finish(plan)`` in polars' threads and wait for it here, where signals are handled.
+
+    When the wait is interrupted, the plan stops at its next batch (a pass-through
+    step on top of ``plan`` raises) or its next write (``out`` refuses it), whichever
+    comes first; polars cannot cancel a running streaming query otherwise.
+    """
+    stopping = threading.Event()
+
+    def stop_here(batch: pl.DataFrame) -> pl.DataFrame:
+        if stopping.is_set():
+            raise _Stopped("the save was stopped")
+        return batch
+
+    job = _Background(finish(plan.map_batches(stop_here, streamable=True)))
     try:
         return job.result()
-    except EvalframeError as error:  # a check of the plan (a metric's): its message only
-        raise EvalframeError(without_plan(error)) from None
+    except EvalframeError as error:  # a check of the plan (a metric's): its message only,
+        # located in the whole input when the plan was built by the engine
+        raise EvalframeError(without_plan(located(error))) from None
     except BaseException:
-        out.abort()  # the sink's next write fails, which ends it
+        stopping.set()
+        out.abort()
         job.stop(_STOP_TIMEOUT)
         raise
+
+
+class _Stopped(Exception):
+    """Raised inside the plan of a save that was interrupted, to end it."""
 
 
 class _Background:
