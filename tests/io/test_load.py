@@ -94,3 +94,19 @@ def test_unknown_extension_and_unreadable_file(tmp_path):
 def test_unsupported_object():
     with pytest.raises(EvalframeError, match="cannot load a int"):
         load(3)
+
+
+def test_column_null_throughout_one_json_file_takes_the_others_dtype(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"gold": ["x"], "n": 1}\n')
+    (tmp_path / "b.jsonl").write_text('{"gold": null, "n": 2}\n{"gold": [], "n": 3}\n')
+    both = load(str(tmp_path / "*.jsonl"))
+    assert both.schema["gold"] == pl.List(pl.String)
+    assert both["gold"].to_list() == [["x"], None, []]
+
+
+def test_arrow_table_source():
+    import pyarrow as pa
+
+    table = pa.table({"prediction": ["a"], "gold": [["a"]]})
+    assert load(table).equals(pl.from_arrow(table))
+    assert load(table, schema={"prediction": "str"}).shape == (1, 2)

@@ -156,3 +156,10 @@ def test_inference_rules(tmp_path):
     )
     assert frame["big"].to_list() == ["9223372036854775808", "1", ""]
     assert frame["ok"].to_list() == [True, False, None]
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"a,b\nx,y\nz,\xff\n")
+    with pytest.raises(EvalframeError, match=r"d\.csv'.*line 3 is not valid UTF-8"):
+        load(path)

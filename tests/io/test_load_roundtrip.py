@@ -3,7 +3,7 @@ every value and dtype, or the load raises; never a silent change.
 
 What each format can hold (also in docs/guide.md, "Reading files"):
 
-- parquet: everything, NaN and infinities included.
+- parquet and Arrow IPC: everything, NaN and infinities included.
 - JSON lines: no NaN or infinity (polars writes them as null, JSON has no such numbers); a
   column that is null everywhere, or a list column with no non-null item, has no type in the
   file and reads as Null / List(Null).
@@ -71,10 +71,12 @@ def read_or_raise(path, **options) -> pl.DataFrame | None:
 
 
 @given(frames(KINDS, special_floats=True))
-def test_parquet_round_trip(tmp_path_factory, frame):
-    path = tmp_path_factory.mktemp("rt") / "d.parquet"
-    frame.write_parquet(path)
-    assert_frame_equal(load(path), frame, check_exact=True)
+def test_parquet_and_arrow_round_trip(tmp_path_factory, frame):
+    folder = tmp_path_factory.mktemp("rt")
+    frame.write_parquet(folder / "d.parquet")
+    frame.write_ipc(folder / "d.arrow")
+    assert_frame_equal(load(folder / "d.parquet"), frame, check_exact=True)
+    assert_frame_equal(load(folder / "d.arrow"), frame, check_exact=True)
 
 
 def without_type_where_json_has_none(frame: pl.DataFrame) -> pl.DataFrame:

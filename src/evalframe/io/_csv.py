@@ -161,12 +161,9 @@ def csv_locator(path: Path) -> Callable[[int], str]:
 def csv_problem(path: Path) -> str | None:
     """After polars failed on a CSV file: its first line that is not UTF-8 or has too many
     fields, or None."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as error:
-                return f"line {number} is not valid UTF-8 (byte {error.start + 1} of the line)"
+    problem = _utf8_problem(path)
+    if problem:
+        return problem
     with _reader(path) as reader:
         width = len(next(reader, []))
         start = reader.line_num + 1
@@ -174,6 +171,16 @@ def csv_problem(path: Path) -> str | None:
             if len(fields) > width:
                 return f"line {start} has {len(fields)} fields but the header names {width}"
             start = reader.line_num + 1
+    return None
+
+
+def _utf8_problem(path: Path) -> str | None:
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                return f"line {number} is not valid UTF-8 (byte {error.start + 1} of the line)"
     return None
 
 
@@ -186,7 +193,8 @@ def _reader(path: Path) -> Iterator[Iterator[list[str]]]:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             yield csv.reader(handle)
     except UnicodeDecodeError as error:
-        raise EvalframeError(f"cannot read {str(path)!r} as CSV: it is not UTF-8 text") from error
+        problem = _utf8_problem(path) or "it is not UTF-8 text"
+        raise EvalframeError(f"cannot read {str(path)!r}: {problem}") from error
     except csv.Error as error:
         raise EvalframeError(f"cannot read {str(path)!r} as CSV: {error}") from error
     finally:

@@ -76,6 +76,12 @@ def scan(
     A column whose dtype differs between files is an error naming both; a column that is
     entirely null in one file (a JSON file cannot say its type) takes the other files' dtype.
 
+    Work done now, not at collect: every file's schema is read and checked; JSON files are
+    parsed into memory (exact types need the whole file, and JSON cannot be streamed by
+    column); a CSV file gets one streaming pass to infer its types; ``schema=`` columns get
+    one query checking that they convert (on a LazyFrame source too). Parquet and IPC data
+    is then read lazily, so a plan over them streams.
+
     >>> import polars as pl, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
     >>> _ = path.write_text('id,prediction,gold\\n007,"",x\\n8,Paris,Paris\\n')
