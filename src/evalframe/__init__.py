@@ -20,17 +20,33 @@ from evalframe.errors import EvalframeError
 from evalframe.io import load, save, scan
 from evalframe.metrics.registry import list_metrics
 from evalframe.normalize.table import list_normalizers
-from evalframe.stats import aggregate
+from evalframe.stats import (
+    PairedVariance,
+    aggregate,
+    compare,
+    group_tasks,
+    mde,
+    paired_variance,
+    power,
+    sample_size,
+)
 
 __all__ = [
     "EvalframeError",
+    "PairedVariance",
     "__version__",
     "aggregate",
+    "compare",
+    "group_tasks",
     "list_metrics",
     "list_normalizers",
     "load",
+    "mde",
     "metrics",
     "normalize",
+    "paired_variance",
+    "power",
+    "sample_size",
     "save",
     "scan",
     "score",

@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--overwrite", action="store_true",
         help="replace input columns that are named like a requested metric",
     )
+    _add_reading(score)
     _add_common(score)
 
     agg = commands.add_parser(
@@ -151,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of the bootstrap (default 0; results are reproducible)",
     )
     agg.add_argument("--keep-empty", action="store_true", help="keep groups with no scores")
+    _add_reading(agg)
     agg.add_argument(
         "-o", "--output", metavar="PATH",
         help="write the table to a file (.parquet, .csv, .json, .jsonl) instead of the terminal",
@@ -181,6 +183,29 @@ def build_parser() -> argparse.ArgumentParser:
     normalizers.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     _add_common(normalizers)
     return parser
+
+
+def _add_reading(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--schema", action="append", default=[], metavar="COLUMN=TYPE",
+        help="read a column as a type (repeatable): str, int, float, bool, or a polars dtype "
+        "name; e.g. --schema answer=str keeps '007' as text",
+    )
+    parser.add_argument(
+        "--csv-empty", choices=("string", "null"), default="string",
+        help="what an empty CSV field of a text column means: an empty string (default, as "
+        "pandas and Python's csv write '') or null",
+    )
+
+
+def _reading(args: argparse.Namespace) -> dict:
+    schema = {}
+    for pair in args.schema:
+        column, sep, dtype = pair.partition("=")
+        if not sep or not column or not dtype:
+            raise UsageError(f"evalframe: --schema expects COLUMN=TYPE, got {pair!r}")
+        schema[column] = dtype
+    return {"schema": schema or None, "csv_empty": args.csv_empty}
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -259,7 +284,10 @@ def _show(frame: pl.DataFrame) -> None:
 def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
     requests = _usage(parse_requests, args.metrics)  # checked before any input is read
-    scored, planned = score_plan(scan(args.inputs), requests, mapping, overwrite=args.overwrite)
+    reading = _reading(args)
+    scored, planned = score_plan(
+        scan(args.inputs, **reading), requests, mapping, overwrite=args.overwrite
+    )
     metadata = {
         "evalframe.version": __version__,
         **encode_metadata({request.column: request.text for request, _ in planned}),
@@ -307,7 +335,7 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
     if inputs:
-        frame, recorded = scan(inputs), recorded_metrics(expand_paths(inputs))
+        frame, recorded = scan(inputs, **_reading(args)), recorded_metrics(expand_paths(inputs))
     else:
         frame, recorded = _read_stdin_parquet()
     keys = [key.strip() for key in args.by.split(",") if key.strip()]

@@ -70,6 +70,8 @@ def score(
     *,
     columns: Mapping[str, str] | None = None,
     overwrite: bool = False,
+    schema: Mapping[str, object] | None = None,
+    csv_empty: str = "string",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Score every row of ``source`` with ``metrics``.
 
@@ -96,6 +98,9 @@ def score(
         Role -> column name, for columns not named as their role (``{"gold": "answers"}``).
     overwrite
         Replace input columns that have a metric's name (otherwise an error).
+    schema, csv_empty
+        How files are read, see :func:`evalframe.scan`: column types to read
+        (``{"answer": "str"}``), and what an empty CSV field means.
 
     Examples
     --------
@@ -117,7 +122,8 @@ def score(
     """
     requests = parse_requests(metrics)
     check_mapping(columns)
-    scored, _ = score_plan(scan(source), requests, columns, overwrite=overwrite)
+    frame = scan(source, schema=schema, csv_empty=csv_empty)
+    scored, _ = score_plan(frame, requests, columns, overwrite=overwrite)
     if isinstance(source, pl.LazyFrame):
         return scored
     return collect(scored)

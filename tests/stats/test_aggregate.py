@@ -24,8 +24,8 @@ SCORED = pl.DataFrame(
 def test_by_groups_hand_computed():
     table = aggregate(SCORED, by=["model", "task"])
     assert table.columns == [
-        "model", "task", "metric", "n", "n_null", "value", "stderr", "ci_low", "ci_high",
-        "signature",
+        "model", "task", "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low",
+        "ci_high", "n_clusters", "signature",
     ]
     rows = {(r["model"], r["task"], r["metric"]): r for r in table.iter_rows(named=True)}
     # (a, t, squad_em): scores 1, 0 (one null) -> mean 0.5; sample sd = sqrt(0.5); se = sd/sqrt(2)
@@ -33,14 +33,22 @@ def test_by_groups_hand_computed():
     assert (em["n"], em["n_null"]) == (2, 1)
     assert em["value"] == 0.5
     assert em["stderr"] == pytest.approx(math.sqrt(0.5) / math.sqrt(2), rel=1e-15)
-    z = 1.959963984540054  # scipy.stats.norm.ppf(0.975)
-    assert em["ci_low"] == pytest.approx(0.5 - z * 0.5, rel=1e-12)
-    assert em["ci_high"] == pytest.approx(0.5 + z * 0.5, rel=1e-12)
+    # 0/1 scores: Wilson. p = 0.5, n = 2, z = 1.959964, z²/n = 1.920729: centre
+    # (p + z²/2n) / (1 + z²/n) = 0.5; half-width z / (1 + z²/n) * sqrt(p(1-p)/n + z²/4n²)
+    # = 0.671050 * sqrt(0.125 + 0.240091) = 0.405466
+    assert em["ci_low"] == pytest.approx(0.5 - 0.405466, abs=1e-5)
+    assert em["ci_high"] == pytest.approx(0.5 + 0.405466, abs=1e-5)
+    # no prediction column here: missing answers cannot be told apart, and say so
+    assert em["n_missing"] is None and "|missing:unknown|" in em["signature"]
     # (a, t, squad_f1): 1, .5, .25 -> mean 7/12; deviations 5/12, -1/12, -4/12;
     # sum of squares 42/144 -> var 21/144 -> se = sqrt(21/144/3)
     f1 = rows[("a", "t", "squad_f1")]
     assert f1["value"] == pytest.approx(7 / 12, rel=1e-15)
     assert f1["stderr"] == pytest.approx(math.sqrt(21 / 144 / 3), rel=1e-14)
+    # continuous scores: Student-t with 2 degrees of freedom (t = 4.302653), clipped:
+    # 7/12 - 4.302653 * 0.220479 = -0.365 -> 0.0; 7/12 + 0.949 = 1.532 -> 1.0
+    assert (f1["ci_low"], f1["ci_high"]) == (0.0, 1.0)
+    assert "|ci:t-0.95|" in f1["signature"]
     # one score: no spread to estimate
     single = rows[("a", "u", "squad_em")]
     assert single["n"] == 1 and single["stderr"] is None and single["ci_low"] is None
@@ -66,7 +74,7 @@ def test_ci_level_changes_interval():
     wide = aggregate(SCORED, metrics=["squad_em"], ci=0.99).row(0, named=True)
     narrow = aggregate(SCORED, metrics=["squad_em"], ci=0.5).row(0, named=True)
     assert wide["ci_high"] - wide["ci_low"] > narrow["ci_high"] - narrow["ci_low"]
-    assert "ci:normal-0.99" in wide["signature"]
+    assert "ci:wilson-0.99" in wide["signature"]
 
 
 def test_lazy_input_and_metric_detection_by_name():
@@ -112,9 +120,11 @@ def test_corpus_metric_reduces_by_its_formula_with_a_bootstrap_stderr():
     assert (x["n"], x["n_null"]) == (4, 0)
     assert x["stderr"] > 0 and x["ci_low"] < x["value"] < x["ci_high"]
     assert x["signature"].startswith("metric:f1|opts:average='macro',")
-    assert "|stderr:bootstrap|B:1000|seed:0|ci:normal-0.95|version:" in x["signature"]
+    assert "|stderr:bootstrap|B:1000|seed:0|ci:percentile-0.95|version:" in x["signature"]
     y = table.row(1, named=True)
-    assert (y["n"], y["n_null"], y["stderr"]) == (1, 1, None), "one row: no spread to estimate"
+    # the null prediction is a missing answer: left out of a corpus metric, and counted
+    assert (y["n"], y["n_missing"], y["n_null"]) == (1, 1, 0)
+    assert y["stderr"] is None, "one row: no spread to estimate"
     # seeded: the same numbers every time; another seed, another stderr
     assert ef.aggregate(scored, by="task").equals(table)
     other = ef.aggregate(scored, by="task", seed=1)

@@ -1337,6 +1337,7 @@ register(
     description="Sum of squared differences between the softmax over the choices and the "
     "one-hot gold.",
     higher_is_better=False,
+    bounds=(0.0, 2.0),
     edge_rules=(
         "softmax as lm_eval.utils.softmax (exp(x - max) / sum): NaN where a log-probability "
         "is NaN or +inf or all are -inf",

@@ -824,6 +824,7 @@ register(
     level="corpus",
     statistics=STATISTICS,
     reduce=mcc_table(),
+    bounds=(-1.0, 1.0),
     reference=Reference("scikit-learn", _SKLEARN, "sklearn.metrics.matthews_corrcoef"),
     description="Matthews correlation coefficient (multiclass R_K) of the label pairs.",
     edge_rules=(

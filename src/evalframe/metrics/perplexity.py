@@ -765,11 +765,15 @@ _ZERO_DIVERGENCE = (
 def _register_weighted(
     name, title, function, unit, statistics, reduce, formula, reference
 ) -> None:
+    # Perplexities are positive (below 1 only for positive log-likelihoods, which are
+    # not rejected); bits per byte can be any number.
+    bounds = (0.0, math.inf) if "exp" in formula else (-math.inf, math.inf)
     register(
         name,
         roles=[("loglikelihood", unit), ("loglikelihood", "text")],
         level="corpus",
         higher_is_better=False,
+        bounds=bounds,
         statistics=statistics,
         reduce=reduce,
         reference=Reference("lm-eval", "0.4.13", reference),
@@ -820,6 +824,7 @@ register(
     roles=("loglikelihood", "n_tokens"),
     level="corpus",
     higher_is_better=False,
+    bounds=(0.0, math.inf),
     statistics=TOKEN_STATISTICS,
     reduce=weighted_perplexity("n_tokens"),
     reference=Reference(
@@ -837,6 +842,7 @@ register(
     roles=("loglikelihood",),
     level="corpus",
     higher_is_better=False,
+    bounds=(0.0, math.inf),
     statistics=DOCUMENT_STATISTICS,
     reduce=PERPLEXITY,
     reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.perplexity"),

@@ -58,12 +58,18 @@ class MetricSpec:
     divergences: tuple[str, ...] = ()
     statistics: pl.DataType = pl.Float64
     reduce: Reduction | Callable[..., Reduction] = MEAN
+    bounds: tuple[float, float] = (0.0, 1.0)
 
     def reduction(self, options: Mapping[str, Any] | None = None) -> Reduction:
         """The reduction for the given keyword options (every option, defaults filled in)."""
         if callable(self.reduce):
             return self.reduce(**dict(options or {}))
         return self.reduce
+
+    @property
+    def worst(self) -> float:
+        """The worst score: what a missing answer counts as (``missing="wrong"``)."""
+        return self.bounds[0] if self.higher_is_better else self.bounds[1]
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -122,6 +128,7 @@ def register(
     divergences: Sequence[str] = (),
     statistics: pl.DataType = pl.Float64,
     reduce: Reduction | Callable[..., Reduction] = MEAN,
+    bounds: tuple[float, float] = (0.0, 1.0),
     function: Callable[..., pl.Expr] | None = None,
 ):
     """Register a metric function under ``name``; usable as a decorator.
@@ -136,6 +143,8 @@ def register(
     ``pl.Struct`` of numeric or label fields, null where the row cannot be scored)
     and names its ``reduce``: a :mod:`evalframe.metrics.reduce` reduction, or a
     function of the metric's keyword options returning one (``f1(average=...)``).
+    ``bounds`` are the smallest and largest score (intervals never leave them; a
+    missing answer counts as the worst of them).
     """
     if level == "corpus" and reduce is MEAN:
         raise ValueError(f"corpus metric {name!r} needs a reduce (Sums or Table)")
@@ -164,6 +173,7 @@ def register(
             divergences=tuple(divergences),
             statistics=statistics,
             reduce=reduce,
+            bounds=(float(bounds[0]), float(bounds[1])),
         )
         return func
 

@@ -17,24 +17,31 @@ error. Which columns are metrics, and with which options, is read from the spec:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
-from evalframe.metrics.reduce import Mean, Reduction, Sums, Table
+from evalframe.metrics.reduce import Mean, Reduction
 from evalframe.metrics.request import MetricRequest, parse_request
-from evalframe.stats.bootstrap import bootstrap_sums, bootstrap_table, replicate_stderr
-from evalframe.stats.signature import signature
+from evalframe.stats._corpus import corpus_table
+from evalframe.stats._sample import SampleColumn, Settings, sample_table
+from evalframe.stats.intervals import METHODS
+from evalframe.stats.missing import answer_columns, check_policy
 
-AGGREGATE_COLUMNS = ("metric", "n", "n_null", "value", "stderr", "ci_low", "ci_high", "signature")
+AGGREGATE_COLUMNS = (
+    "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low", "ci_high", "n_clusters",
+    "signature",
+)
 
 #: Key of the parquet metadata in which ``evalframe score`` records its metric columns.
 METADATA_KEY = "evalframe.metrics"
+#: Key of the parquet metadata in which ``evalframe score`` records its role mapping.
+ROLES_KEY = "evalframe.roles"
 
 _ALL = "__evalframe_all__"
 
@@ -69,9 +76,22 @@ def recorded_metrics(paths: Sequence[str | Path]) -> dict[str, str]:
     return recorded
 
 
-def decode_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
-    """The column -> metric request mapping stored under :data:`METADATA_KEY`."""
-    text = metadata.get(METADATA_KEY)
+def recorded_mapping(paths: Sequence[str | Path]) -> dict[str, str]:
+    """The role -> column mapping ``evalframe score`` recorded in parquet metadata."""
+    mapping: dict[str, str] = {}
+    for path in paths:
+        if not str(path).lower().endswith((".parquet", ".pq")):
+            continue
+        try:
+            mapping.update(decode_metadata(pl.read_parquet_metadata(path), ROLES_KEY))
+        except (OSError, pl.exceptions.PolarsError):
+            continue
+    return mapping
+
+
+def decode_metadata(metadata: Mapping[str, str], key: str = METADATA_KEY) -> dict[str, str]:
+    """The mapping stored under ``key`` (column -> metric request by default)."""
+    text = metadata.get(key)
     if not text:
         return {}
     try:
@@ -81,9 +101,14 @@ def decode_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
     return {str(k): str(v) for k, v in decoded.items()} if isinstance(decoded, dict) else {}
 
 
-def encode_metadata(columns: Mapping[str, str]) -> dict[str, str]:
-    """Parquet key-value metadata recording column -> metric request."""
-    return {METADATA_KEY: json.dumps(dict(columns), ensure_ascii=False)}
+def encode_metadata(
+    columns: Mapping[str, str], roles: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Parquet key-value metadata recording column -> metric request (and the role mapping)."""
+    metadata = {METADATA_KEY: json.dumps(dict(columns), ensure_ascii=False)}
+    if roles:
+        metadata[ROLES_KEY] = json.dumps(dict(roles), ensure_ascii=False)
+    return metadata
 
 
 def _request_for(name: str) -> MetricRequest | None:
@@ -177,30 +202,45 @@ def aggregate(
     metrics: Sequence[str] | Mapping[str, str | None] | None = None,
     *,
     ci: float = 0.95,
+    interval: str = "auto",
+    missing: str = "wrong",
+    cluster: str | bool | None = None,
+    stderr: str = "auto",
+    columns: Mapping[str, str] | None = None,
     keep_empty: bool = False,
+    wide: bool = False,
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> pl.DataFrame:
     """Aggregate metric columns per group: one row per group x metric.
 
-    Columns: the ``by`` keys, ``metric`` (the column), ``n`` (rows with a score or
-    statistics), ``n_null``, ``value``, ``stderr``, ``ci_low``/``ci_high`` (normal
-    approximation, ``value -/+ z * stderr``) and ``signature`` (what determines the
-    numbers, :mod:`evalframe.stats.signature`).
+    Columns: the ``by`` keys, ``metric`` (the column), the name parameters of
+    parameterised metrics as numbers (``k`` for ``pass@10``: a pass@k curve is ``k``
+    against ``value``), ``n`` (rows that count), ``n_missing`` (answers the model did not
+    give), ``n_null`` (rows that cannot be scored: no gold), ``value``, ``stderr``,
+    ``ci_low``/``ci_high``, ``n_clusters`` and ``signature`` (what determines the numbers,
+    :mod:`evalframe.stats.signature`).
 
-    Sample metrics: ``value`` is the mean, ``stderr`` the sample standard deviation
-    over ``sqrt(n)``. Corpus metrics: ``value`` is the metric's reduce of the group's
-    statistics (F1-macro of its confusion matrix, perplexity of its summed
-    log-likelihood...), ``stderr`` the standard deviation of ``bootstrap`` seeded
-    bootstrap replicates. Null scores are left out of ``n`` and counted in
-    ``n_null``. With one row in a group, ``stderr`` and the interval are null. A
-    group in which a metric has no score at all is left out unless ``keep_empty``.
+    Sample metrics: ``value`` is the mean. A missing answer counts as the metric's worst
+    score by default (``missing="wrong"``; ``"exclude"`` leaves it out, ``"error"``
+    raises; see :mod:`evalframe.stats.missing`). ``stderr`` is the standard error of the
+    mean; when rows repeat a question, cluster-robust (Miller 2024; Inspect's
+    ``stderr(cluster=...)``), on the ``cluster`` column, or by default on ``sample_id``
+    when it repeats within a group. The interval never leaves the metric's bounds:
+    Wilson for 0/1 scores (on the effective sample size when clustered), Student-t
+    clipped to the bounds otherwise (``interval="auto"``; or ``"wilson"``, ``"t"``,
+    ``"normal"``). Corpus metrics: ``value`` is the metric's reduce of the group's
+    statistics, ``stderr`` the standard deviation of ``bootstrap`` seeded bootstrap
+    replicates (whole clusters resampled when clustered) and the interval their
+    percentile interval; missing answers are left out and counted in ``n_missing``.
+    With one row (or cluster) in a group, ``stderr`` and the interval are null. A group
+    in which a metric has no score at all is left out unless ``keep_empty``.
 
     Parameters
     ----------
     scored
         A scored frame (DataFrame or LazyFrame), or scored files (a path, glob or list
-        of paths; parquet written by evalframe records its metric columns).
+        of paths; parquet written by evalframe records its metric columns and roles).
     by
         Grouping column(s).
     metrics
@@ -209,6 +249,24 @@ def aggregate(
         the column's own name).
     ci
         Confidence level of the interval.
+    interval
+        ``"auto"``, ``"wilson"``, ``"t"`` or ``"normal"`` (sample metrics); corpus
+        metrics use the bootstrap percentile interval unless ``"normal"``.
+    missing
+        What a missing answer counts as: ``"wrong"``, ``"exclude"`` or ``"error"``.
+    cluster
+        The column of question ids to cluster on; ``None``: the ``cluster`` column if
+        there is one, else ``sample_id`` where it repeats within a group; ``False``:
+        never cluster.
+    stderr
+        ``"auto"`` (clustered when clustering applies) or ``"question_mean"`` (score
+        each cluster by its mean, then the standard error over clusters).
+    columns
+        The role -> column mapping ``score`` used, to find each metric's answer and gold
+        columns (a file written by ``evalframe score`` records it).
+    wide
+        One row per group, metrics as columns (``value`` under the metric's name,
+        then ``<metric>:stderr``, ``:ci_low``, ``:ci_high``, ``:n``, ``:n_missing``).
     bootstrap, seed
         Replicates and seed of the bootstrap of corpus metrics.
 
@@ -232,12 +290,22 @@ def aggregate(
         raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 2 (e.g. 1000)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
+    if interval not in METHODS or interval == "bootstrap":
+        raise EvalframeError(
+            f"interval={interval!r} is invalid; expected 'auto', 'wilson', 't' or 'normal'"
+        )
+    if stderr not in ("auto", "question_mean"):
+        raise EvalframeError(f"stderr={stderr!r} is invalid; expected 'auto' or 'question_mean'")
+    check_policy(missing)
     recorded: dict[str, str] = {}
+    recorded_roles: dict[str, str] = {}
     if not isinstance(scored, pl.DataFrame | pl.LazyFrame):
         from evalframe.io.load import expand_paths
 
         if isinstance(scored, str | Path | Sequence) and not isinstance(scored, bytes):
-            recorded = recorded_metrics(expand_paths(scored))
+            paths = expand_paths(scored)
+            recorded = recorded_metrics(paths)
+            recorded_roles = recorded_mapping(paths)
     frame = scan(scored)
     schema = frame.collect_schema()
     keys = _group_keys(by)
@@ -259,9 +327,15 @@ def aggregate(
         raise EvalframeError(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
-    z = _normal_quantile(0.5 + ci / 2)
+    mapping = dict(recorded_roles)
+    mapping.update(columns or {})
+    settings = Settings(
+        ci=ci, interval=interval, missing=missing, stderr=stderr,
+        cluster=_cluster_column(frame, schema, keys, cluster, mapping, stderr),
+        bootstrap=bootstrap, seed=seed,
+    )
     try:
-        table = _aggregate(frame, keys, chosen, z, ci, bootstrap, seed)
+        table = _aggregate(frame, schema, keys, chosen, mapping, settings)
     except pl.exceptions.PolarsError as error:
         text = without_plan(error).strip()
         raise EvalframeError(
@@ -274,7 +348,9 @@ def aggregate(
         __order=pl.col("metric").replace_strict(order, return_dtype=pl.Int64)
     )
     sort_by = [*keys, "__order"] if keys else ["__order"]
-    return table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
+    table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
+    table = _with_parameters(table, keys, chosen)
+    return _wide(table, keys) if wide else table
 
 
 def _group_keys(by: str | Sequence[str] | None) -> list[str]:
@@ -291,139 +367,136 @@ def _group_keys(by: str | Sequence[str] | None) -> list[str]:
     return list(keys)
 
 
+def _cluster_column(
+    frame: pl.LazyFrame,
+    schema: Mapping[str, pl.DataType],
+    keys: list[str],
+    cluster: str | bool | None,
+    mapping: Mapping[str, str],
+    stderr: str,
+) -> str | None:
+    """The column to cluster on, if any (see :func:`aggregate`'s ``cluster``)."""
+    if cluster is False:
+        if stderr == "question_mean":
+            raise EvalframeError("stderr='question_mean' needs clusters; cluster=False says none")
+        return None
+    if isinstance(cluster, str):
+        if cluster not in schema:
+            raise EvalframeError(
+                f"cluster={cluster!r}: no such column; available: {list(schema)}"
+            )
+        return cluster
+    if cluster not in (None, True):
+        raise EvalframeError(f"cluster={cluster!r}: expected a column name, None or False")
+    role_column = mapping.get("cluster", "cluster")
+    if role_column in schema and role_column not in keys:
+        return role_column
+    sample_id = mapping.get("sample_id", "sample_id")
+    if sample_id in schema and sample_id not in keys:
+        group = keys or [pl.lit(0).alias(_ALL)]
+        repeats = (
+            frame.group_by(group)
+            .agg(repeat=pl.col(sample_id).n_unique() < pl.len())
+            .select(pl.col("repeat").any())
+            .collect()
+            .item()
+        )
+        if repeats:
+            return sample_id
+    if cluster is True or stderr == "question_mean":
+        raise EvalframeError(
+            "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
+            "does not repeat within a group; name the column with cluster='...'"
+        )
+    return None
+
+
 def _aggregate(
     frame: pl.LazyFrame,
+    schema: Mapping[str, pl.DataType],
     keys: list[str],
     chosen: list[MetricColumn],
-    z: float,
-    ci: float,
-    bootstrap: int,
-    seed: int,
+    mapping: Mapping[str, str],
+    settings: Settings,
 ) -> pl.DataFrame:
     tables = []
-    samples = [column for column in chosen if column.level == "sample"]
+    samples = [
+        SampleColumn(
+            column=column.column,
+            request=column.request,
+            bounds=column.request.spec.bounds if column.request is not None else _UNBOUNDED,
+            worst=column.request.spec.worst if column.request is not None else None,
+            roles=(
+                answer_columns(column.request, schema, mapping)
+                if column.request is not None
+                else None
+            ),
+        )
+        for column in chosen
+        if column.level == "sample"
+    ]
     if samples:
-        tables.append(_sample_table(frame, keys, samples, z, ci))
+        tables.append(sample_table(frame, keys, samples, settings))
     for column in chosen:
         if column.level == "corpus":
-            tables.append(_corpus_table(frame, keys, column, z, ci, bootstrap, seed))
-    return pl.concat(tables, how="vertical_relaxed")
+            tables.append(
+                corpus_table(
+                    frame, keys, column.column, column.request, column.reduction,
+                    column.request.spec.bounds, answer_columns(column.request, schema, mapping),
+                    settings,
+                )
+            )
+    return pl.concat(
+        [table.select(*keys, *AGGREGATE_COLUMNS) for table in tables], how="vertical_relaxed"
+    )
 
 
-def _normal_quantile(p: float) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(p))
+_UNBOUNDED = (-math.inf, math.inf)
 
 
-def _grouped(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyGroupBy:
-    return frame.group_by(keys or pl.lit(0).alias(_ALL), maintain_order=True)
-
-
-def _sample_table(
-    frame: pl.LazyFrame, keys: list[str], columns: list[MetricColumn], z: float, ci: float
+def _with_parameters(
+    table: pl.DataFrame, keys: list[str], chosen: list[MetricColumn]
 ) -> pl.DataFrame:
-    aggs = []
-    for i, column in enumerate(columns):
-        value = pl.col(column.column).cast(pl.Float64)
-        aggs += [
-            value.count().alias(f"n{i}"),
-            value.null_count().alias(f"null{i}"),
-            value.mean().alias(f"mean{i}"),
-            value.std(ddof=1).alias(f"std{i}"),
-        ]
-    summary = _grouped(frame, keys).agg(aggs).collect()
+    """Numeric columns for the name parameters of parameterised metrics (``k``, ``tau``)."""
+    values: dict[str, dict[str, object]] = {}
+    for column in chosen:
+        if column.request is not None:
+            for name, value in column.request.params.items():
+                values.setdefault(name, {})[column.column] = value
+    if not values:
+        return table
+    extra = []
+    for name, by_metric in values.items():
+        label = name if name not in keys and name not in table.columns else f"param_{name}"
+        dtype = pl.Int64 if all(isinstance(v, int) for v in by_metric.values()) else pl.Float64
+        extra.append(
+            pl.col("metric")
+            .replace_strict(by_metric, default=None, return_dtype=dtype)
+            .alias(label)
+        )
+    table = table.with_columns(extra)
+    names = [expr.meta.output_name() for expr in extra]
+    return table.select(*keys, "metric", *names, *[c for c in AGGREGATE_COLUMNS if c != "metric"])
+
+
+def _wide(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """One row per group; for each metric its value and ``<metric>:<statistic>`` columns."""
     parts = []
-    for i, column in enumerate(columns):
-        n = pl.col(f"n{i}")
-        stderr = pl.col(f"std{i}") / n.cast(pl.Float64).sqrt()
+    for (metric,), part in table.partition_by("metric", as_dict=True, maintain_order=True).items():
         parts.append(
-            summary.select(
+            part.select(
                 *keys,
-                metric=pl.lit(column.column),
-                n=n,
-                n_null=pl.col(f"null{i}"),
-                value=pl.col(f"mean{i}"),
-                stderr=stderr,
-            ).with_columns(
-                ci_low=pl.col("value") - z * pl.col("stderr"),
-                ci_high=pl.col("value") + z * pl.col("stderr"),
-                signature=pl.lit(
-                    signature(column.request, stderr="sem", ci=ci, column=column.column)
-                ),
+                pl.col("value").alias(metric),
+                *[
+                    pl.col(name).alias(f"{metric}:{name}")
+                    for name in ("stderr", "ci_low", "ci_high", "n", "n_missing")
+                ],
             )
         )
-    return pl.concat(parts, how="vertical_relaxed")
-
-
-def _corpus_table(
-    frame: pl.LazyFrame,
-    keys: list[str],
-    column: MetricColumn,
-    z: float,
-    ci: float,
-    bootstrap: int,
-    seed: int,
-) -> pl.DataFrame:
-    reduction = column.reduction
-    name = column.column
-    stats = pl.col(name)
-    counts = _grouped(frame, keys).agg(
-        n=stats.count(), n_null=stats.null_count()
-    ).collect()
-    dtype = frame.collect_schema()[name]
-    fields = [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
-    present = (
-        frame.filter(stats.is_not_null())
-        .select(*(keys or [pl.lit(0).alias(_ALL)]), stats.struct.unnest() if fields else stats)
-    )
-    group_keys = keys or [_ALL]
-    if isinstance(reduction, Table):
-        cells = present.group_by([*group_keys, *fields], maintain_order=True).len().collect()
-        groups = cells.partition_by(group_keys, as_dict=True, maintain_order=True)
-
-        def score(part: pl.DataFrame) -> tuple[float, float | None]:
-            cell_values = {field: part[field].to_numpy() for field in fields}
-            cell_counts = part["len"].to_numpy().astype(np.int64)
-            value = float(reduction.formula(cell_values, cell_counts[None, :])[0])
-            if cell_counts.sum() < 2:
-                return value, None
-            replicates = bootstrap_table(
-                reduction, cell_values, cell_counts, replicates=bootstrap, seed=seed
-            )
-            return value, replicate_stderr(replicates)
-
-    elif isinstance(reduction, Sums):
-        rows = present.collect()
-        groups = rows.partition_by(group_keys, as_dict=True, maintain_order=True)
-
-        def score(part: pl.DataFrame) -> tuple[float, float | None]:
-            values = {field: part[field].cast(pl.Float64).to_numpy() for field in fields}
-            # summed in the field's own dtype (exact for integer counts), then as float64
-            sums = {field: np.array([float(part[field].sum())]) for field in fields}
-            value = float(reduction.formula(sums)[0])
-            if part.height < 2:
-                return value, None
-            replicates = bootstrap_sums(reduction, values, replicates=bootstrap, seed=seed)
-            return value, replicate_stderr(replicates)
-
-    else:  # pragma: no cover - a corpus metric always names Sums or Table
-        raise EvalframeError(f"metric column {name!r}: corpus reduction {reduction!r} unknown")
-
-    results = {key: score(part) for key, part in groups.items()}
-    key_rows = counts.select(group_keys).rows()
-    values = [results.get(tuple(row), (None, None)) for row in key_rows]
-    text = signature(
-        column.request, stderr="bootstrap", ci=ci, column=name, reduction=reduction,
-        bootstrap=bootstrap, seed=seed,
-    )
-    table = counts.with_columns(
-        metric=pl.lit(name),
-        value=pl.Series([v for v, _ in values], dtype=pl.Float64),
-        stderr=pl.Series([s for _, s in values], dtype=pl.Float64),
-    ).with_columns(
-        ci_low=pl.col("value") - z * pl.col("stderr"),
-        ci_high=pl.col("value") + z * pl.col("stderr"),
-        signature=pl.lit(text),
-    )
-    return table.select(*keys, *AGGREGATE_COLUMNS)
+    if not keys:
+        return pl.concat(parts, how="horizontal")
+    wide = parts[0]
+    for part in parts[1:]:
+        wide = wide.join(part, on=keys, how="full", coalesce=True, nulls_equal=True,
+                         maintain_order="left_right")
+    return wide

@@ -78,6 +78,22 @@ def bootstrap_sums(
     )
 
 
+def bootstrap_clusters(n_clusters: int, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, n_clusters)`` resampling counts: whole clusters drawn with replacement.
+
+    The cluster bootstrap for rows that repeat a question: a replicate draws
+    ``n_clusters`` clusters (questions) with replacement and keeps all their rows, so the
+    correlation within a question is kept. Row ``b`` of the result says how often each
+    cluster was drawn in replicate ``b``; a replicate's statistics are ``weights @
+    per_cluster_statistics``.
+    """
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_clusters, size=(replicates, n_clusters))
+    offsets = np.arange(replicates)[:, None] * n_clusters
+    counts = np.bincount((draws + offsets).ravel(), minlength=replicates * n_clusters)
+    return counts.reshape(replicates, n_clusters).astype(np.float64)
+
+
 def replicate_stderr(scores: np.ndarray) -> float:
     """The standard deviation of the replicate scores (``ddof=1``): the bootstrap stderr."""
     return float(np.std(scores, ddof=1))

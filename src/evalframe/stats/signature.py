@@ -71,6 +71,8 @@ def signature(
     reduction: Reduction | None = None,
     bootstrap: int | None = None,
     seed: int | None = None,
+    interval: str = "normal",
+    missing: str | None = None,
     extra: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The signature of one aggregated metric column.
@@ -86,10 +88,12 @@ def signature(
         pairs.extend(_metric_pairs(request))
         reduce_name = (reduction or request.reduction()).name
     pairs.append(("reduce", reduce_name))
+    if missing is not None:
+        pairs.append(("missing", missing))
     pairs.append(("stderr", stderr))
     if stderr == "bootstrap":
         pairs.append(("B", str(bootstrap)))
         pairs.append(("seed", str(seed)))
-    pairs.append(("ci", f"normal-{ci:g}"))
+    pairs.append(("ci", f"{interval}-{ci:g}"))
     pairs.extend(extra)
     return str(Signature(tuple(pairs)))

@@ -1,0 +1,173 @@
+"""The aggregate of corpus metrics: the reduce of each group's statistics, bootstrapped.
+
+The value is the metric's formula over the group's statistics; the standard error is
+the standard deviation of seeded bootstrap replicates (rows resampled, or whole
+clusters when the rows repeat a question), and the interval is the bootstrap
+percentile interval, which stays inside the metric's bounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import EvalframeError
+from evalframe.metrics.reduce import Reduction, Sums, Table
+from evalframe.stats import intervals
+from evalframe.stats._sample import Settings
+from evalframe.stats.bootstrap import (
+    bootstrap_clusters,
+    bootstrap_sums,
+    bootstrap_table,
+    replicate_stderr,
+)
+from evalframe.stats.missing import RoleColumns, missing_rows
+from evalframe.stats.signature import signature
+
+_ALL = "__evalframe_all__"
+
+
+def corpus_table(
+    frame: pl.LazyFrame,
+    keys: list[str],
+    column: str,
+    request,
+    reduction: Reduction,
+    bounds: tuple[float, float],
+    roles: RoleColumns | None,
+    settings: Settings,
+) -> pl.DataFrame:
+    """One row per group: counts, value, bootstrap stderr, percentile interval, signature."""
+    stats = pl.col(column)
+    group_keys = keys or [_ALL]
+    group = keys or [pl.lit(0).alias(_ALL)]
+    missing = missing_rows(roles) if roles is not None else pl.lit(False)
+    counts = (
+        frame.group_by(group, maintain_order=True)
+        .agg(
+            n=stats.count(),
+            n_missing=missing.sum().cast(pl.UInt32),
+            n_null=(stats.is_null() & ~missing).sum().cast(pl.UInt32),
+        )
+        .collect()
+    )
+    if settings.missing == "error" and counts["n_missing"].sum():
+        raise EvalframeError(
+            f"metric {column!r}: {counts['n_missing'].sum()} row(s) have no answer with "
+            "missing='error'; use missing='exclude' (corpus metrics leave missing answers "
+            "out and count them in n_missing)"
+        )
+    dtype = frame.collect_schema()[column]
+    fields = [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
+    cluster = [pl.col(settings.cluster)] if settings.cluster is not None else []
+    present = frame.filter(stats.is_not_null()).select(
+        *group, *cluster, stats.struct.unnest() if fields else stats
+    )
+    if isinstance(reduction, Table):
+        scores = _table_scores(present, group_keys, fields, reduction, settings)
+    elif isinstance(reduction, Sums):
+        scores = _sums_scores(present, group_keys, fields, reduction, settings)
+    else:  # pragma: no cover - a corpus metric always names Sums or Table
+        raise EvalframeError(f"metric column {column!r}: corpus reduction {reduction!r} unknown")
+    rows = [scores.get(tuple(row), (None, None, (None, None), None))
+            for row in counts.select(group_keys).rows()]
+    clustered = settings.cluster is not None
+    text = signature(
+        request, stderr=f"bootstrap({settings.cluster})" if clustered else "bootstrap",
+        ci=settings.ci, column=column, reduction=reduction, bootstrap=settings.bootstrap,
+        seed=settings.seed, interval="percentile" if settings.interval != "normal" else "normal",
+        missing=("exclude" if roles is not None else "unknown"),
+    )
+    values = np.array([r[0] if r[0] is not None else np.nan for r in rows], dtype=np.float64)
+    errors = np.array([r[1] if r[1] is not None else np.nan for r in rows], dtype=np.float64)
+    if settings.interval == "normal":
+        low, high = intervals.normal_interval(values, errors, settings.ci, bounds)
+    else:
+        low = np.array([r[2][0] if r[2][0] is not None else np.nan for r in rows])
+        high = np.array([r[2][1] if r[2][1] is not None else np.nan for r in rows])
+    table = counts.with_columns(
+        metric=pl.lit(column),
+        value=pl.Series(values, dtype=pl.Float64),
+        stderr=pl.Series(errors, dtype=pl.Float64).fill_nan(None),
+        ci_low=pl.Series(low, dtype=pl.Float64).fill_nan(None),
+        ci_high=pl.Series(high, dtype=pl.Float64).fill_nan(None),
+        n_clusters=pl.Series([r[3] for r in rows], dtype=pl.UInt32),
+        signature=pl.lit(text),
+    )
+    # a NaN value is a real outcome of the formula (no bytes at all): kept as NaN
+    return table.with_columns(
+        value=pl.when(pl.col("n") > 0).then(pl.col("value")).otherwise(None)
+    )
+
+
+def _summary(replicates: np.ndarray, level: float) -> tuple[float, tuple[float, float]]:
+    return replicate_stderr(replicates), intervals.percentile_interval(replicates, level)
+
+
+def _table_scores(present, group_keys, fields, reduction: Table, settings: Settings) -> dict:
+    level_keys = [*group_keys, *([settings.cluster] if settings.cluster else [])]
+    cells = present.group_by([*level_keys, *fields], maintain_order=True).len().collect()
+    results = {}
+    for key, part in cells.partition_by(group_keys, as_dict=True, maintain_order=True).items():
+        distinct = part.select(fields).unique(maintain_order=True).with_row_index("__cell")
+        part = part.join(distinct, on=fields, how="left", nulls_equal=True)
+        cell_values = {field: distinct[field].to_numpy() for field in fields}
+        counts = np.bincount(
+            part["__cell"].to_numpy(), weights=part["len"].to_numpy(), minlength=distinct.height
+        ).astype(np.int64)
+        value = float(reduction.formula(cell_values, counts[None, :])[0])
+        n = int(counts.sum())
+        if settings.cluster is None:
+            n_clusters = None
+            if n < 2:
+                results[key] = (value, None, (None, None), None)
+                continue
+            replicates = bootstrap_table(
+                reduction, cell_values, counts, replicates=settings.bootstrap, seed=settings.seed
+            )
+        else:
+            ids = part.select(settings.cluster).unique(maintain_order=True).with_row_index("__c")
+            part = part.join(ids, on=settings.cluster, how="left", nulls_equal=True)
+            n_clusters = ids.height
+            matrix = np.zeros((n_clusters, distinct.height), dtype=np.float64)
+            np.add.at(matrix, (part["__c"].to_numpy(), part["__cell"].to_numpy()),
+                      part["len"].to_numpy())
+            if n_clusters < 2:
+                results[key] = (value, None, (None, None), n_clusters)
+                continue
+            weights = bootstrap_clusters(n_clusters, settings.bootstrap, settings.seed)
+            replicates = np.asarray(
+                reduction.formula(cell_values, np.rint(weights @ matrix).astype(np.int64)),
+                dtype=np.float64,
+            )
+        stderr, interval = _summary(replicates, settings.ci)
+        results[key] = (value, stderr, interval, n_clusters)
+    return results
+
+
+def _sums_scores(present, group_keys, fields, reduction: Sums, settings: Settings) -> dict:
+    rows = present.collect()
+    results = {}
+    for key, part in rows.partition_by(group_keys, as_dict=True, maintain_order=True).items():
+        # summed in the field's own dtype (exact for integer counts), then as float64
+        sums = {field: np.array([float(part[field].sum())]) for field in fields}
+        value = float(reduction.formula(sums)[0])
+        if settings.cluster is not None:
+            per_cluster = part.group_by(settings.cluster, maintain_order=True).agg(
+                [pl.col(field).sum() for field in fields]
+            )
+            values = {f: per_cluster[f].cast(pl.Float64).to_numpy() for f in fields}
+            n_clusters = per_cluster.height
+        else:
+            values = {f: part[f].cast(pl.Float64).to_numpy() for f in fields}
+            n_clusters = None
+        units = per_cluster.height if settings.cluster is not None else part.height
+        if units < 2:
+            results[key] = (value, None, (None, None), n_clusters)
+            continue
+        replicates = bootstrap_sums(
+            reduction, values, replicates=settings.bootstrap, seed=settings.seed
+        )
+        stderr, interval = _summary(replicates, settings.ci)
+        results[key] = (value, stderr, interval, n_clusters)
+    return results

@@ -1,0 +1,264 @@
+"""The aggregate of sample metrics: the mean, its standard error and a bounded interval.
+
+One group-by pass computes every metric's counts, mean and standard deviation; a second,
+per clustered metric, the cluster-robust standard error. Intervals follow the scores:
+Wilson for 0/1 scores (on the effective sample size when clustered), Student-t clipped
+to the metric's bounds otherwise (see :mod:`evalframe.stats.intervals`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import EvalframeError
+from evalframe.stats import intervals
+from evalframe.stats.missing import RoleColumns, missing_rows
+from evalframe.stats.signature import signature
+
+_ALL = "__evalframe_all__"
+
+
+@dataclass(frozen=True)
+class SampleColumn:
+    """A sample metric column to aggregate, with what aggregate found out about it."""
+
+    column: str
+    request: object  # MetricRequest | None
+    bounds: tuple[float, float]
+    worst: float | None
+    roles: RoleColumns | None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The choices that determine an aggregate's numbers (all in the signature)."""
+
+    ci: float
+    interval: str
+    missing: str
+    stderr: str
+    cluster: str | None
+    bootstrap: int
+    seed: int
+
+
+def _value(column: SampleColumn, missing: str) -> tuple[pl.Expr, pl.Expr]:
+    """(the score used, the missing-answer indicator) of a column under a policy."""
+    score = pl.col(column.column).cast(pl.Float64)
+    if column.roles is None:
+        return score, pl.lit(None, dtype=pl.Boolean)
+    is_missing = missing_rows(column.roles)
+    if missing == "wrong" and column.worst is not None:
+        score = pl.when(is_missing).then(pl.lit(column.worst)).otherwise(score)
+    return score, is_missing
+
+
+def sample_table(
+    frame: pl.LazyFrame, keys: list[str], columns: Sequence[SampleColumn], settings: Settings
+) -> pl.DataFrame:
+    """One row per group x column: counts, value, stderr, interval, signature."""
+    derived = frame.with_columns(
+        [
+            expr.alias(name)
+            for i, column in enumerate(columns)
+            for name, expr in zip(
+                (f"__v{i}", f"__m{i}"), _value(column, settings.missing), strict=True
+            )
+        ]
+    )
+    if settings.missing == "error":
+        _raise_on_missing(derived, columns)
+    group = keys or [pl.lit(0).alias(_ALL)]
+    aggregations = []
+    for i, _ in enumerate(columns):
+        value, missing = pl.col(f"__v{i}"), pl.col(f"__m{i}")
+        aggregations += [
+            value.count().alias(f"n{i}"),
+            missing.sum().cast(pl.UInt32).alias(f"missing{i}"),
+            missing.is_null().all().alias(f"unknown{i}"),
+            value.mean().alias(f"mean{i}"),
+            value.std(ddof=1).alias(f"std{i}"),
+            value.is_in([0.0, 1.0]).all().alias(f"binary{i}"),
+            (value.is_null() & ~missing.fill_null(False)).sum().cast(pl.UInt32).alias(
+                f"null{i}"
+            ),
+        ]
+    summary = derived.group_by(group, maintain_order=True).agg(aggregations)
+    if settings.cluster is not None:
+        summary = _with_clusters(summary, derived, keys, columns, settings)
+    table = summary.collect()
+    parts = [_finish(table, keys, i, column, settings) for i, column in enumerate(columns)]
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+def _with_clusters(
+    summary: pl.LazyFrame,
+    derived: pl.LazyFrame,
+    keys: list[str],
+    columns: Sequence[SampleColumn],
+    settings: Settings,
+) -> pl.LazyFrame:
+    """Join each column's clustered (or question-mean) standard error and cluster count."""
+    cluster = pl.col(settings.cluster)
+    group = keys or [pl.lit(0).alias(_ALL)]
+    join_on = keys or [_ALL]
+    for i, _ in enumerate(columns):
+        value = pl.col(f"__v{i}")
+        per_cluster = (
+            derived.filter(value.is_not_null())
+            .group_by([*group, cluster])
+            .agg(total=value.sum(), count=value.count())
+        )
+        n = pl.col("count").sum()
+        mean = pl.col("total").sum() / n
+        clusters = pl.len()
+        residual = ((pl.col("total") - pl.col("count") * mean) ** 2).sum()
+        question_means = pl.col("total") / pl.col("count")
+        robust = (
+            per_cluster.group_by(join_on)
+            .agg(
+                clusters.cast(pl.UInt32).alias(f"clusters{i}"),
+                pl.when(clusters > 1)
+                .then((clusters / (clusters - 1) * residual).sqrt() / n)
+                .alias(f"clustered{i}"),
+                (question_means.std(ddof=1) / clusters.cast(pl.Float64).sqrt()).alias(
+                    f"question{i}"
+                ),
+            )
+        )
+        summary = summary.join(robust, on=join_on, how="left", nulls_equal=True)
+    return summary
+
+
+def _finish(
+    table: pl.DataFrame, keys: list[str], i: int, column: SampleColumn, settings: Settings
+) -> pl.DataFrame:
+    n = table[f"n{i}"].to_numpy().astype(np.float64)
+    mean = table[f"mean{i}"].to_numpy().astype(np.float64)
+    std = table[f"std{i}"].to_numpy().astype(np.float64)
+    iid = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), np.nan)
+    clustered = settings.cluster is not None
+    if clustered:
+        clusters = table[f"clusters{i}"].fill_null(0).to_numpy().astype(np.float64)
+        chosen = table[f"question{i}" if settings.stderr == "question_mean" else f"clustered{i}"]
+        stderr = chosen.to_numpy().astype(np.float64)
+        df = clusters - 1
+        # rows that never repeat a cluster are independent: the clustered formula then
+        # equals the iid one, and the signature says which applied
+        repeated = clusters < n
+    else:
+        clusters = n
+        stderr, df, repeated = iid, n - 1, np.zeros(len(n), dtype=bool)
+    binary = table[f"binary{i}"].to_numpy()
+    low, high = _interval(mean, stderr, n, df, binary, repeated, column.bounds, settings)
+    unknown = table[f"unknown{i}"].to_numpy()
+    missing_counts = table[f"missing{i}"].to_numpy().astype(np.float64)
+    missing_counts[unknown] = np.nan
+    methods = _interval_names(binary, settings)
+    signatures = [
+        signature(
+            column.request,
+            column=column.column,
+            stderr=_stderr_name(settings, bool(repeated[row])),
+            ci=settings.ci,
+            interval=methods[row],
+            missing="unknown" if unknown[row] else settings.missing,
+        )
+        for row in range(table.height)
+    ]
+    empty = n == 0
+    mean = np.where(empty, np.nan, mean)
+    result = pl.DataFrame(
+        {
+            "metric": [column.column] * table.height,
+            "n": table[f"n{i}"].cast(pl.UInt32),
+            "n_missing": pl.Series(missing_counts).cast(pl.UInt32, strict=False),
+            "n_null": table[f"null{i}"],
+            "value": pl.Series(mean, dtype=pl.Float64),
+            "stderr": pl.Series(stderr, dtype=pl.Float64),
+            "ci_low": pl.Series(low, dtype=pl.Float64),
+            "ci_high": pl.Series(high, dtype=pl.Float64),
+            "n_clusters": pl.Series(clusters, dtype=pl.Float64).cast(pl.UInt32, strict=False),
+            "signature": pl.Series(signatures, dtype=pl.String),
+        }
+    )
+    # No rows: no value. (A NaN mean of NaN scores is a real outcome and stays NaN.)
+    result = result.with_columns(
+        pl.when(pl.col("n") > 0).then(pl.col("value")).otherwise(None).alias("value"),
+        pl.col("stderr").fill_nan(None),
+        pl.col("ci_low").fill_nan(None),
+        pl.col("ci_high").fill_nan(None),
+    )
+    return pl.concat([table.select(keys), result], how="horizontal") if keys else result
+
+
+def _interval(
+    mean: np.ndarray,
+    stderr: np.ndarray,
+    n: np.ndarray,
+    df: np.ndarray,
+    binary: np.ndarray,
+    repeated: np.ndarray,
+    bounds: tuple[float, float],
+    settings: Settings,
+) -> tuple[np.ndarray, np.ndarray]:
+    method = settings.interval
+    low = np.full(len(mean), np.nan)
+    high = np.full(len(mean), np.nan)
+    if method == "normal":
+        return intervals.normal_interval(mean, stderr, settings.ci, bounds)
+    if method == "t":
+        return intervals.t_interval(mean, stderr, df, settings.ci, bounds)
+    use_wilson = binary if method == "auto" else np.ones(len(mean), dtype=bool)
+    if method == "wilson" and not binary.all():
+        raise EvalframeError(
+            "interval='wilson' is for 0/1 scores; some groups have other values "
+            "(use 'auto', 't' or 'normal')"
+        )
+    # independent rows: Wilson on n; clustered rows: on the effective sample size
+    n_eff = np.where(repeated, intervals.effective_n(mean, stderr, n), n)
+    w_low, w_high = intervals.wilson_interval(mean, n_eff, settings.ci)
+    t_low, t_high = intervals.t_interval(mean, stderr, df, settings.ci, bounds)
+    low = np.where(use_wilson, w_low, t_low)
+    high = np.where(use_wilson, w_high, t_high)
+    # one score: no spread to estimate, no interval
+    single = n < 2
+    low[single], high[single] = np.nan, np.nan
+    return low, high
+
+
+def _interval_names(binary: np.ndarray, settings: Settings) -> list[str]:
+    if settings.interval == "auto":
+        return ["wilson" if flag else "t" for flag in binary]
+    return [settings.interval] * len(binary)
+
+
+def _stderr_name(settings: Settings, repeated: bool) -> str:
+    if settings.cluster is None or not repeated:
+        return "sem"
+    if settings.stderr == "question_mean":
+        return f"question_mean({settings.cluster})"
+    return f"clustered({settings.cluster})"
+
+
+def _raise_on_missing(derived: pl.LazyFrame, columns: Sequence[SampleColumn]) -> None:
+    checks = [
+        pl.col(f"__m{i}").fill_null(False).sum().alias(f"count{i}") for i in range(len(columns))
+    ]
+    firsts = [
+        pl.int_range(pl.len()).filter(pl.col(f"__m{i}").fill_null(False)).min().alias(f"first{i}")
+        for i in range(len(columns))
+    ]
+    found = derived.select([*checks, *firsts]).collect().row(0, named=True)
+    for i, column in enumerate(columns):
+        if found[f"count{i}"]:
+            answers = ", ".join(repr(name) for name in column.roles.answers)
+            raise EvalframeError(
+                f"metric {column.column!r}: {found[f'count{i}']} row(s) have no answer (null "
+                f"{answers}) with missing='error'; first: row {found[f'first{i}']}. Use "
+                "missing='wrong' to count them as wrong or 'exclude' to leave them out"
+            )

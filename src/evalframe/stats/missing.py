@@ -1,0 +1,93 @@
+"""Missing answers: a null prediction is an answer the model did not give.
+
+A metric's score is null for two different reasons, which ``aggregate`` keeps apart:
+
+- a **missing answer**: an answer column of the metric (``prediction``, ``passed``,
+  ``c``, ``choice_logprobs``, ``loglikelihood``) is null while its reference columns
+  are not. The model was asked and gave nothing (a failed answer extraction, say). By
+  default it counts as wrong (``missing="wrong"``: the metric's worst score, 0.0 for
+  accuracy); ``missing="exclude"`` leaves it out; ``missing="error"`` raises. Either
+  way it is counted in ``n_missing``.
+- an **unscoreable row**: a reference is null (no gold). It cannot be scored under any
+  policy: it is left out and counted in ``n_null``.
+
+To tell them apart, ``aggregate`` finds the metric's role columns in the scored frame
+(its input columns are kept), through the same role mapping ``score`` used: the
+``columns=`` given to ``aggregate``, or the mapping ``evalframe score`` recorded in the
+file, or the roles' default names. When they cannot be found (the input columns were
+dropped), missing answers cannot be told apart: ``n_missing`` is null and the
+signature says ``missing:unknown``.
+
+>>> import polars as pl
+>>> from evalframe.metrics.request import parse_request
+>>> frame = pl.DataFrame({"prediction": ["a", None, "b"], "gold": ["a", "b", None],
+...                       "exact_match": [1.0, None, None]})
+>>> found = answer_columns(parse_request("exact_match"), frame.schema, {})
+>>> frame.select(missing_rows(found)).to_series().to_list()
+[False, True, False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from evalframe.errors import EvalframeError
+from evalframe.metrics.request import MetricRequest
+from evalframe.schema import resolve_columns
+
+Missing = Literal["wrong", "exclude", "error"]
+MISSING_POLICIES: tuple[str, ...] = ("wrong", "exclude", "error")
+
+#: Roles that hold the model's answer; the others are references and settings.
+ANSWER_ROLES = frozenset({"prediction", "passed", "c", "choice_logprobs", "loglikelihood"})
+
+
+@dataclass(frozen=True)
+class RoleColumns:
+    """Where a scored metric's answer and reference columns are in the frame."""
+
+    score: str
+    answers: tuple[str, ...]
+    references: tuple[str, ...]
+
+
+def answer_columns(
+    request: MetricRequest, schema: Mapping[str, pl.DataType], mapping: Mapping[str, str]
+) -> RoleColumns | None:
+    """The metric's answer and reference columns in ``schema``, or None when not there."""
+    try:
+        columns = resolve_columns(
+            request.column, request.spec.role_sets, schema, mapping, request.spec.dtypes
+        )
+    except EvalframeError:
+        return None
+    answers = tuple(column for role, column in columns.items() if role in ANSWER_ROLES)
+    references = tuple(column for role, column in columns.items() if role not in ANSWER_ROLES)
+    if not answers:
+        return None
+    return RoleColumns(request.column, answers, references)
+
+
+def missing_rows(columns: RoleColumns) -> pl.Expr:
+    """True where the score is null because the model gave no answer (references present)."""
+    answer_null = pl.any_horizontal([pl.col(name).is_null() for name in columns.answers])
+    references_present = (
+        pl.all_horizontal([pl.col(name).is_not_null() for name in columns.references])
+        if columns.references
+        else pl.lit(True)
+    )
+    return pl.col(columns.score).is_null() & answer_null & references_present
+
+
+def check_policy(missing: object) -> str:
+    """``missing`` must be one of :data:`MISSING_POLICIES`."""
+    if missing not in MISSING_POLICIES:
+        raise EvalframeError(
+            f"missing={missing!r} is invalid; expected one of "
+            f"{', '.join(repr(policy) for policy in MISSING_POLICIES)}"
+        )
+    return str(missing)

@@ -1,0 +1,618 @@
+"""Power, minimum detectable effect and sample size of a paired comparison of two models.
+
+Following Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language
+Model Evaluations" (arXiv 2411.00640), section 5 (power analysis). Two models, A (the
+candidate) and B (the baseline), answer the same ``n`` questions, each question ``K_A``
+and ``K_B`` times; the score of a question is the mean of its ``K`` samples, and the test
+is the paired z-test on the per-question differences ``d_i = mean_k x_ik^A - mean_k x_ik^B``.
+
+Variance of one question's difference (the law of total variance, conditioning on the
+question; the two models' samples independent given the question)::
+
+    Var(d_i) = omega2 + sigma2_A / K_A + sigma2_B / K_B
+
+- ``omega2 = Var_i(mu_i^A - mu_i^B)``: between questions, the variance of the difference
+  of the two models' conditional mean scores (what remains with infinitely many samples);
+- ``sigma2_M = E_i[Var(x_ik^M | question i)]``: within a question, model M's mean
+  sampling variance (``p_i (1 - p_i)`` averaged over questions, for 0/1 scores).
+
+The mean difference over ``n`` questions then has ``SE = sqrt(Var(d_i) / n)`` and, with
+``x = |delta| / SE`` and the normal approximation of the test statistic (say ``z``
+quantiles; no Student-t correction, which matters only for a few dozen questions):
+
+- two-sided power ``Phi(x - z_{1-alpha/2}) + Phi(-x - z_{1-alpha/2})`` (both rejection
+  regions; Miller keeps the first term only, which differs by at most ``alpha/2`` and
+  typically by < 1e-6);
+- one-sided power ``Phi(x - z_{1-alpha})`` (the test that the difference has ``delta``'s
+  sign);
+- hence Miller's sample size ``n = (z_{1-alpha/2} + z_{power})**2 Var(d_i) / delta**2``,
+  which :func:`sample_size` refines to the smallest integer reaching the power under the
+  two-tailed formula (the same or one less).
+
+``variance`` in every function is ``Var(d_i)``: a number (or array) or a
+:class:`PairedVariance` estimated from a scored frame by :func:`paired_variance`, which
+also lets a plan change ``K`` (``samples_per_question=``): resampling shrinks only the
+within-question terms, never ``omega2``.
+
+>>> round(power(0.03, 500, variance=0.1), 4), round(mde(500, variance=0.1), 4)
+(0.5641, 0.0396)
+>>> sample_size(0.03, variance=0.1)
+873
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+from scipy.special import ndtr, ndtri
+
+from evalframe.errors import EvalframeError
+from evalframe.io.load import Source, scan
+from evalframe.stats.stderr import clustered_stderr
+
+__all__ = ["PairedVariance", "mde", "paired_variance", "power", "sample_size"]
+
+ArrayLike = float | int | Sequence[float] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
+
+
+@dataclass(frozen=True)
+class PairedVariance:
+    """The components of the variance of one question's paired difference (Miller 2024, §5).
+
+    Attributes
+    ----------
+    between
+        ``omega2``: the variance over questions of the difference of the two models'
+        conditional mean scores (with ``cluster=``, inflated by the design effect of the
+        clusters, see :func:`paired_variance`).
+    within_model, within_baseline
+        ``sigma2_A``, ``sigma2_B``: each model's mean within-question variance of one
+        sample (``ddof=1`` within each question). NaN when the data holds one sample per
+        question, which cannot separate them from ``between`` (which then holds the whole
+        variance, and ``K`` cannot be changed).
+    k_model, k_baseline
+        Samples per question ``K`` the :attr:`total` is for: the data's (the harmonic mean
+        over questions, when they differ) unless a plan set another.
+    n
+        Questions both models answered (the pairs the estimate used).
+    n_clusters
+        Clusters of questions (None without ``cluster=``).
+
+    Examples
+    --------
+    >>> v = PairedVariance(between=0.01, within_model=0.2, within_baseline=0.2,
+    ...                    k_model=4, k_baseline=4, n=100)
+    >>> round(v.total, 6), round(v.at(16).total, 6)
+    (0.11, 0.035)
+    """
+
+    between: float
+    within_model: float
+    within_baseline: float
+    k_model: float
+    k_baseline: float
+    n: int
+    n_clusters: int | None = None
+
+    @property
+    def total(self) -> float:
+        """``between + within_model / k_model + within_baseline / k_baseline``."""
+        if math.isnan(self.within_model) or math.isnan(self.within_baseline):
+            return self.between
+        return (
+            self.between
+            + self.within_model / self.k_model
+            + self.within_baseline / self.k_baseline
+        )
+
+    def at(self, samples_per_question: float) -> PairedVariance:
+        """The same components for an evaluation drawing ``samples_per_question`` per model.
+
+        Examples
+        --------
+        >>> v = PairedVariance(0.0, 0.25, 0.25, k_model=1, k_baseline=1, n=10)
+        >>> v.at(5).total
+        0.1
+        """
+        k = float(samples_per_question)
+        if not k >= 1:
+            raise EvalframeError(
+                f"samples_per_question={samples_per_question!r}: expected a number >= 1"
+            )
+        if math.isnan(self.within_model) or math.isnan(self.within_baseline):
+            raise EvalframeError(
+                "cannot plan for another number of samples per question: the data has one "
+                "sample per question, which cannot separate the within-question variance "
+                "from the between-question variance (score K >= 2 samples per question)"
+            )
+        return replace(self, k_model=k, k_baseline=k)
+
+
+def _as_list(on: str | Sequence[str]) -> list[str]:
+    keys = [on] if isinstance(on, str) else list(on)
+    if not keys or not all(isinstance(key, str) for key in keys):
+        raise EvalframeError(f"on={on!r}: expected a column name or a list of column names")
+    return keys
+
+
+def paired_variance(
+    scored: Source,
+    *,
+    metric: str,
+    baseline: str,
+    candidate: str | None = None,
+    model: str = "model",
+    on: str | Sequence[str] = "sample_id",
+    cluster: str | None = None,
+    samples_per_question: float | None = None,
+) -> PairedVariance:
+    """Estimate the variance components of a paired comparison from a scored long frame.
+
+    Rows are samples: one row per (model, question, sample), the models named in the
+    ``model`` column, questions identified by the ``on`` column(s). Rows of one model
+    sharing an ``on`` key are that question's ``K`` samples. Per model and question the
+    mean and (``ddof=1``) variance of ``metric`` are taken; questions both models
+    answered are paired (the others are left out), and with ``d_i`` the difference of
+    question means (Miller 2024, §5, method of moments)::
+
+        within_M = mean_i s2_i^M                  (over questions with >= 2 samples)
+        K_M      = 1 / mean_i (1 / K_i^M)         (harmonic mean)
+        observed = var_i(d_i, ddof=1)             (with cluster: n * clustered_SE(d)**2)
+        between  = max(observed - within_A / K_A - within_B / K_B, 0)
+
+    so that :attr:`PairedVariance.total` at the data's ``K`` is the observed variance
+    (unless ``between`` was floored at 0). With ``cluster`` (a column constant within a
+    question, e.g. the passage several questions share) ``observed`` is ``n`` times the
+    squared cluster-robust SE of the mean difference (Miller 2024, eq. 4,
+    :func:`evalframe.stats.stderr.clustered_stderr`): the variance per question of an
+    evaluation with the same clusters. Null scores are left out.
+
+    Parameters
+    ----------
+    scored
+        A scored frame (or anything :func:`evalframe.scan` reads).
+    metric
+        The score column (a ``Float64`` sample metric, or any numeric column).
+    baseline
+        The baseline model's name (a value of the ``model`` column).
+    candidate
+        The other model's name; by default the one other model in the frame.
+    model
+        The column naming the model (as ``ef.compare(model=...)``).
+    on
+        The column(s) identifying a question, matched between the two models.
+    cluster
+        Optional column clustering questions.
+    samples_per_question
+        ``K`` to plan for (both models); default the data's.
+
+    Returns
+    -------
+    PairedVariance
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> scored = pl.DataFrame({
+    ...     "model": ["a"] * 6 + ["b"] * 6,
+    ...     "sample_id": [1, 1, 2, 2, 3, 3] * 2,
+    ...     "acc": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0] + [0.0, 0.0, 1.0, 1.0, 0.0, 0.0],
+    ... })
+    >>> v = paired_variance(scored, metric="acc", baseline="b")
+    >>> v.n, v.k_model, round(v.within_model, 4), v.within_baseline, round(v.between, 12)
+    (3, 2.0, 0.1667, 0.0, 0.5)
+    >>> round(v.total, 4), round(v.at(8).total, 4)  # var(d_i) = 21/36 at the data's K = 2
+    (0.5833, 0.5208)
+    """
+    keys = _as_list(on)
+    frame = scan(scored)
+    schema = frame.collect_schema()
+    needed = [model, *keys, metric, *([cluster] if cluster is not None else [])]
+    absent = [column for column in needed if column not in schema]
+    if absent:
+        raise EvalframeError(
+            f"paired_variance: no column(s) {absent}; available: {list(schema)}"
+        )
+    dtype = schema[metric]
+    if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
+        raise EvalframeError(
+            f"paired_variance: metric column {metric!r} has dtype {dtype}; expected numeric "
+            "scores (a sample metric)"
+        )
+    names = frame.select(pl.col(model).unique()).collect().to_series().to_list()
+    if baseline not in names:
+        raise EvalframeError(
+            f"paired_variance: baseline {baseline!r} not found in column {model!r}; "
+            f"models: {sorted(map(str, names))}"
+        )
+    if candidate is None:
+        others = [name for name in names if name != baseline]
+        if len(others) != 1:
+            raise EvalframeError(
+                f"paired_variance: name the candidate= model: column {model!r} holds "
+                f"{len(others)} model(s) besides the baseline {baseline!r}: "
+                f"{sorted(map(str, others))}"
+            )
+        candidate = others[0]
+    elif candidate not in names or candidate == baseline:
+        raise EvalframeError(
+            f"paired_variance: candidate {candidate!r} not found in column {model!r} (or is "
+            f"the baseline); models: {sorted(map(str, names))}"
+        )
+
+    x = pl.col(metric).cast(pl.Float64)
+    aggs = [x.mean().alias("mean"), x.var(ddof=1).alias("var"), x.count().alias("k")]
+    if cluster is not None:
+        aggs += [
+            pl.col(cluster).first().alias("cluster"),
+            pl.col(cluster).n_unique().alias("n_cluster_values"),
+        ]
+    per_question = (
+        frame.filter(pl.col(model).is_in([candidate, baseline]) & x.is_not_null())
+        .group_by([model, *keys], maintain_order=True)
+        .agg(aggs)
+    )
+    a = per_question.filter(pl.col(model) == candidate).drop(model)
+    b = per_question.filter(pl.col(model) == baseline).drop(model)
+    # in the candidate's order: the same sums in the same order, the same bits every run
+    pairs = a.join(b, on=keys, how="inner", suffix="_b", maintain_order="left").collect()
+    n = pairs.height
+    if n < 2:
+        raise EvalframeError(
+            f"paired_variance: {n} question(s) scored by both {candidate!r} and "
+            f"{baseline!r} on {keys}; at least 2 are needed"
+        )
+    d = (pairs["mean"] - pairs["mean_b"]).to_numpy()
+    n_clusters = None
+    if cluster is None:
+        observed = float(np.var(d, ddof=1))
+    else:
+        mixed = pairs.filter(
+            (pl.col("n_cluster_values") > 1)
+            | (pl.col("n_cluster_values_b") > 1)
+            | (pl.col("cluster") != pl.col("cluster_b"))
+        )
+        if mixed.height:
+            raise EvalframeError(
+                f"paired_variance: cluster column {cluster!r} is not constant within "
+                f"{mixed.height} question(s); first: {mixed.select(keys).row(0)}"
+            )
+        clusters = pairs["cluster"].to_numpy()
+        n_clusters = int(pairs["cluster"].n_unique())
+        se = clustered_stderr(d, clusters)
+        if math.isnan(se):
+            raise EvalframeError(
+                f"paired_variance: cluster column {cluster!r} has {n_clusters} cluster(s) "
+                "among the paired questions; at least 2 are needed"
+            )
+        observed = n * se**2
+
+    def within(variances: pl.Series, counts: pl.Series) -> tuple[float, float]:
+        repeated = variances.drop_nulls().drop_nans()
+        spread = float(repeated.mean()) if repeated.len() else math.nan
+        return spread, float(1.0 / (1.0 / counts.cast(pl.Float64)).mean())
+
+    within_a, k_a = within(pairs["var"], pairs["k"])
+    within_b, k_b = within(pairs["var_b"], pairs["k_b"])
+    if math.isnan(within_a) or math.isnan(within_b):
+        within_a = within_b = math.nan
+        between = observed
+    else:
+        between = max(observed - within_a / k_a - within_b / k_b, 0.0)
+    result = PairedVariance(
+        between=between,
+        within_model=within_a,
+        within_baseline=within_b,
+        k_model=k_a,
+        k_baseline=k_b,
+        n=n,
+        n_clusters=n_clusters,
+    )
+    return result if samples_per_question is None else result.at(samples_per_question)
+
+
+def _variance(
+    variance: ArrayLike | PairedVariance | None,
+    scored: Source | None,
+    samples_per_question: float | None,
+    paired: dict[str, object],
+) -> tuple[npt.NDArray[np.float64], int | None]:
+    """``Var(d_i)`` as an array and the data's question count (None for a given number)."""
+    if (variance is None) == (scored is None):
+        raise EvalframeError(
+            "give either variance= (a number, an array or a PairedVariance) or scored= "
+            "(with metric= and baseline=), not both or neither"
+        )
+    if scored is not None:
+        if paired["metric"] is None or paired["baseline"] is None:
+            raise EvalframeError("scored= needs metric= and baseline= (the model compared to)")
+        variance = paired_variance(scored, **paired)  # type: ignore[arg-type]
+    elif any(paired[key] is not None for key in ("metric", "baseline", "candidate", "cluster")):
+        raise EvalframeError(
+            "metric=, baseline=, candidate= and cluster= describe scored=; with variance= "
+            "leave them out"
+        )
+    if isinstance(variance, PairedVariance):
+        if samples_per_question is not None:
+            variance = variance.at(samples_per_question)
+        values = np.asarray(variance.total, dtype=np.float64)
+        count: int | None = variance.n
+    else:
+        if samples_per_question is not None:
+            raise EvalframeError(
+                "samples_per_question= needs the variance's components: pass a "
+                "PairedVariance (evalframe.paired_variance) or scored="
+            )
+        values = np.asarray(variance, dtype=np.float64)
+        count = None
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise EvalframeError(
+            f"variance={variance!r}: expected finite values > 0 (the variance of one "
+            "question's paired difference; 0 means the two models never differ)"
+        )
+    return values, count
+
+
+def _questions(n: ArrayLike | None, count: int | None) -> npt.NDArray[np.float64]:
+    if n is None:
+        if count is None:
+            raise EvalframeError("n= (the number of questions) is needed with variance=")
+        n = count
+    values = np.asarray(n, dtype=np.float64)
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise EvalframeError(f"n={n!r}: expected numbers of questions > 0")
+    return values
+
+
+def _check_alpha(alpha: ArrayLike) -> npt.NDArray[np.float64]:
+    values = np.asarray(alpha, dtype=np.float64)
+    if not np.all((values > 0) & (values < 1)):
+        raise EvalframeError(f"alpha={alpha!r}: expected levels strictly between 0 and 1")
+    return values
+
+
+def _check_target(target: ArrayLike, alpha: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    values = np.asarray(target, dtype=np.float64)
+    if not np.all((values > alpha) & (values < 1)):
+        raise EvalframeError(
+            f"power={target!r}: expected a power strictly between alpha ({alpha!r}, the "
+            "power at no difference) and 1"
+        )
+    return values
+
+
+def _critical(alpha: npt.NDArray[np.float64], two_sided: bool) -> npt.NDArray[np.float64]:
+    return ndtri(1 - alpha / 2) if two_sided else ndtri(1 - alpha)
+
+
+def _power_at(
+    x: npt.NDArray[np.float64], alpha: npt.NDArray[np.float64], two_sided: bool
+) -> npt.NDArray[np.float64]:
+    """Power at standardised effect ``x = |delta| / SE``."""
+    z = _critical(alpha, two_sided)
+    if two_sided:
+        return ndtr(x - z) + ndtr(-x - z)
+    return ndtr(x - z)
+
+
+def _effect_for(
+    target: npt.NDArray[np.float64], alpha: npt.NDArray[np.float64], two_sided: bool
+) -> npt.NDArray[np.float64]:
+    """The standardised effect ``x >= 0`` at which the power is ``target`` (vectorised)."""
+    target, alpha = np.broadcast_arrays(target, alpha)
+    z = _critical(alpha, two_sided)
+    high = z + ndtri(target)
+    if not two_sided:
+        return high
+    # Phi(x - z) <= power(x) <= Phi(x - z) + alpha / 2 brackets the root; bisect it
+    low = np.maximum(z + ndtri(np.maximum(target - alpha / 2, 0.0)), 0.0)
+    for _ in range(200):
+        mid = (low + high) / 2
+        below = _power_at(mid, alpha, True) < target
+        low = np.where(below, mid, low)
+        high = np.where(below, high, mid)
+        if np.all(high - low <= 4 * np.finfo(np.float64).eps * np.maximum(high, 1.0)):
+            break
+    return high
+
+
+def _out(values: npt.NDArray, *inputs: object) -> float | npt.NDArray:
+    scalar = all(np.ndim(value) == 0 for value in inputs)
+    return values.item() if scalar else values
+
+
+def power(
+    delta: ArrayLike,
+    n: ArrayLike | None = None,
+    *,
+    variance: ArrayLike | PairedVariance | None = None,
+    alpha: ArrayLike = 0.05,
+    two_sided: bool = True,
+    scored: Source | None = None,
+    metric: str | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    model: str = "model",
+    on: str | Sequence[str] = "sample_id",
+    cluster: str | None = None,
+    samples_per_question: float | None = None,
+) -> float | npt.NDArray[np.float64]:
+    """The power of a paired z-test to detect a true difference ``delta`` with ``n`` questions.
+
+    ``Phi(x - z_{1-alpha/2}) + Phi(-x - z_{1-alpha/2})`` with ``x = |delta| sqrt(n /
+    variance)`` (one-sided: ``Phi(x - z_{1-alpha})``), the normal approximation of Miller
+    (2024), §5; see the module docstring for the derivation.
+
+    Parameters
+    ----------
+    delta
+        The true difference of mean scores (candidate - baseline); only ``|delta|``
+        matters (a one-sided test is taken in ``delta``'s direction).
+    n
+        Questions. Default, with ``scored=`` or a :class:`PairedVariance`: the data's.
+    variance
+        ``Var(d_i)``, the variance of one question's paired (``K``-averaged) difference:
+        numbers, or a :class:`PairedVariance`. Give this or ``scored=``.
+    alpha
+        Level of the test.
+    two_sided
+        A two-sided test (default) or one-sided.
+    scored, metric, baseline, candidate, model, on, cluster
+        Estimate the variance from a scored frame instead: as :func:`paired_variance`.
+    samples_per_question
+        Plan for ``K`` samples per question (needs the components: ``scored=`` or a
+        :class:`PairedVariance`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over ``delta``, ``n``, ``variance`` and ``alpha``; a float for scalars.
+
+    Examples
+    --------
+    >>> round(power(0.03, 500, variance=0.1), 4)
+    0.5641
+    >>> power([0.0, 0.03, 0.1], 500, variance=0.1).round(3)
+    array([0.05 , 0.564, 1.   ])
+    """
+    values, count = _variance(
+        variance, scored, samples_per_question,
+        {"metric": metric, "baseline": baseline, "candidate": candidate, "model": model,
+         "on": on, "cluster": cluster},
+    )
+    questions = _questions(n, count)
+    levels = _check_alpha(alpha)
+    effect = np.abs(np.asarray(delta, dtype=np.float64))
+    if not np.all(np.isfinite(effect)):
+        raise EvalframeError(f"delta={delta!r}: expected finite differences")
+    x = effect * np.sqrt(questions / values)
+    return _out(_power_at(x, levels, two_sided), delta, n, values, alpha)
+
+
+def mde(
+    n: ArrayLike | None = None,
+    *,
+    variance: ArrayLike | PairedVariance | None = None,
+    alpha: ArrayLike = 0.05,
+    power: ArrayLike = 0.8,
+    two_sided: bool = True,
+    scored: Source | None = None,
+    metric: str | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    model: str = "model",
+    on: str | Sequence[str] = "sample_id",
+    cluster: str | None = None,
+    samples_per_question: float | None = None,
+) -> float | npt.NDArray[np.float64]:
+    """The minimum detectable effect: the smallest ``|delta|`` reaching ``power``.
+
+    The exact inverse of :func:`power` (a bracketed bisection of the two-tailed
+    formula): ``power(mde(n), n) == power``. Miller's closed form ``(z_{1-alpha/2} +
+    z_{power}) sqrt(variance / n)`` is the one-sided answer and exceeds the two-sided one
+    by a negligible amount (its second tail).
+
+    Parameters
+    ----------
+    n, variance, alpha, two_sided, scored, metric, baseline, candidate, model, on, cluster,\
+ samples_per_question
+        As :func:`power`.
+    power
+        The power to reach, strictly between ``alpha`` and 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(mde(500, variance=0.1), 6)
+    0.03962
+    >>> mde([100, 400], variance=0.1).round(4)
+    array([0.0886, 0.0443])
+    """
+    values, count = _variance(
+        variance, scored, samples_per_question,
+        {"metric": metric, "baseline": baseline, "candidate": candidate, "model": model,
+         "on": on, "cluster": cluster},
+    )
+    questions = _questions(n, count)
+    levels = _check_alpha(alpha)
+    target = _check_target(power, levels)
+    x = _effect_for(target, levels, two_sided)
+    return _out(x * np.sqrt(values / questions), n, values, alpha, power)
+
+
+def sample_size(
+    delta: ArrayLike,
+    *,
+    variance: ArrayLike | PairedVariance | None = None,
+    alpha: ArrayLike = 0.05,
+    power: ArrayLike = 0.8,
+    two_sided: bool = True,
+    scored: Source | None = None,
+    metric: str | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    model: str = "model",
+    on: str | Sequence[str] = "sample_id",
+    cluster: str | None = None,
+    samples_per_question: float | None = None,
+) -> int | npt.NDArray[np.int64]:
+    """The number of questions needed: the smallest integer ``n`` with ``power(delta, n) >= power``.
+
+    ``ceil(variance (x / delta)**2)`` with ``x`` the standardised effect reaching the
+    power (:func:`mde`'s), checked against :func:`power` at ``n`` and ``n - 1`` so that
+    rounding never gives one question too many or too few. Miller's
+    ``(z_{1-alpha/2} + z_{power})**2 variance / delta**2`` rounds up to the same number
+    or one more.
+
+    Parameters
+    ----------
+    delta
+        The difference to detect (nonzero).
+    variance, alpha, power, two_sided, scored, metric, baseline, candidate, model, on,\
+ cluster, samples_per_question
+        As :func:`mde`.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> sample_size(0.03, variance=0.1)
+    873
+    >>> sample_size([0.03, 0.02], variance=0.1, power=0.9).tolist()
+    [1168, 2627]
+    """
+    values, _ = _variance(
+        variance, scored, samples_per_question,
+        {"metric": metric, "baseline": baseline, "candidate": candidate, "model": model,
+         "on": on, "cluster": cluster},
+    )
+    levels = _check_alpha(alpha)
+    target = _check_target(power, levels)
+    effect = np.abs(np.asarray(delta, dtype=np.float64))
+    if not np.all(np.isfinite(effect) & (effect > 0)):
+        raise EvalframeError(f"delta={delta!r}: expected finite, nonzero differences")
+    x = _effect_for(target, levels, two_sided)
+    needed = np.maximum(np.ceil(values * (x / effect) ** 2), 1.0)
+    needed, effect, values, levels, target = np.broadcast_arrays(
+        needed, effect, values, levels, target
+    )
+
+    def reaches(count: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+        return _power_at(effect * np.sqrt(count / values), levels, two_sided) >= target
+
+    for _ in range(4):  # rounding of the root: at most a step either way
+        needed = np.where(reaches(needed), needed, needed + 1)
+        lower = np.maximum(needed - 1, 1.0)
+        needed = np.where((needed > 1) & reaches(lower), lower, needed)
+    result = needed.astype(np.int64)
+    return int(result) if result.ndim == 0 else result

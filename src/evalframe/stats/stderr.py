@@ -1,0 +1,123 @@
+"""Standard errors of a mean: independent rows, and rows clustered by question.
+
+- :func:`mean_stderr`: the sample standard deviation over ``sqrt(n)`` (lm-eval's
+  ``mean_stderr``), for rows that are independent draws.
+- :func:`clustered_stderr`: the cluster-robust standard error of the mean (Miller 2024,
+  "Adding Error Bars to Evals", eq. 4; the formula Inspect's ``stderr(cluster=...)``
+  implements), for rows that repeat a question (several generations per question, or
+  several questions per passage):
+
+  ``SE = sqrt( C/(C-1) * sum_c ( sum_{i in c} (x_i - mean) )**2 ) / n``
+
+  with ``C`` clusters and ``n`` rows. With one row per cluster it is the plug-in standard
+  error times ``sqrt(n/(n-1))``, i.e. :func:`mean_stderr`.
+- :func:`question_mean_stderr`: score each cluster by its mean, then the standard error
+  of those means over clusters (the "average over samples first" form).
+- :func:`variance_split`: Miller's decomposition with K samples per question: the
+  variance of the question means (between) and the mean within-question variance.
+
+Every function works on numpy arrays; :func:`clustered_stderr_expr` gives the same
+clustered SE for a ``group_by`` over many groups at once, in two Polars passes.
+
+>>> import numpy as np
+>>> x = np.array([1.0, 1.0, 0.0, 0.0])
+>>> round(mean_stderr(x), 6), round(clustered_stderr(x, np.array([0, 0, 1, 1])), 6)
+(0.288675, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+
+def mean_stderr(values: np.ndarray) -> float:
+    """``std(values, ddof=1) / sqrt(n)``; NaN for fewer than two values."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return math.nan
+    return float(np.std(values, ddof=1) / math.sqrt(values.size))
+
+
+def clustered_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
+    """The cluster-robust standard error of the mean, with the ``C/(C-1)`` correction.
+
+    NaN for fewer than two clusters (no spread between clusters to estimate).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    _, index = np.unique(np.asarray(clusters), return_inverse=True)
+    n_clusters = int(index.max()) + 1 if values.size else 0
+    if n_clusters < 2:
+        return math.nan
+    residuals = values - values.mean()
+    per_cluster = np.bincount(index, weights=residuals, minlength=n_clusters)
+    variance = n_clusters / (n_clusters - 1) * float(np.sum(per_cluster**2))
+    return math.sqrt(variance) / values.size
+
+
+def question_mean_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
+    """The standard error over clusters of each cluster's mean score."""
+    values = np.asarray(values, dtype=np.float64)
+    _, index = np.unique(np.asarray(clusters), return_inverse=True)
+    if values.size == 0:
+        return math.nan
+    sums = np.bincount(index, weights=values)
+    counts = np.bincount(index)
+    return mean_stderr(sums / counts)
+
+
+def variance_split(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """(between, within): the variance of the question means, the mean within-question variance.
+
+    Miller (2024), section 3.2: with ``K`` samples per question, the variance of the
+    mean score is ``(between + within / K) / n_questions``; ``within`` uses ``ddof=1``
+    within each question (NaN when a question has one sample).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    _, index = np.unique(np.asarray(clusters), return_inverse=True)
+    counts = np.bincount(index)
+    means = np.bincount(index, weights=values) / counts
+    squares = np.bincount(index, weights=(values - means[index]) ** 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        within = squares / (counts - 1)
+    between = float(np.var(means, ddof=1)) if means.size > 1 else math.nan
+    return between, float(np.mean(within)) if within.size else math.nan
+
+
+def clustered_stderr_expr(
+    frame: pl.LazyFrame, keys: Sequence[str], value: str, cluster: str
+) -> pl.LazyFrame:
+    """Per group of ``keys``: ``n``, ``n_clusters``, ``mean`` and the clustered ``stderr``.
+
+    Two passes: the sum and count of ``value`` per (group, cluster), then per group
+    ``sum_c (S_c - n_c * mean)**2`` (the squared residual sum of each cluster), which
+    equals the formula of :func:`clustered_stderr`. Null values are left out.
+    """
+    keys = list(keys)
+    x = pl.col(value).cast(pl.Float64)
+    per_cluster = (
+        frame.filter(x.is_not_null())
+        .group_by([*keys, cluster])
+        .agg(sum=x.sum(), count=x.count())
+    )
+    total = pl.col("count").sum()
+    mean = pl.col("sum").sum() / total
+    clusters = pl.len()
+    residual = ((pl.col("sum") - pl.col("count") * mean) ** 2).sum()
+    grouped = per_cluster.group_by(keys) if keys else per_cluster.select(pl.all())
+    aggregations = [
+        total.alias("n"),
+        clusters.alias("n_clusters"),
+        mean.alias("mean"),
+        (
+            pl.when(clusters > 1)
+            .then((clusters / (clusters - 1) * residual).sqrt() / total)
+            .otherwise(None)
+        ).alias("stderr"),
+    ]
+    if keys:
+        return grouped.agg(aggregations)
+    return per_cluster.select(aggregations)
