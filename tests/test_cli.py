@@ -58,7 +58,17 @@ def test_score_then_aggregate_files(tmp_path, dump):
     row = table.filter((pl.col("model") == "m2") & (pl.col("metric") == "squad_em")).row(
         0, named=True
     )
-    assert (row["n"], row["n_null"], row["value"]) == (1, 1, 0.0)
+    # m2 answered "Berlin" (0.0) and nothing at all: a missing answer, found through the
+    # role mapping the scored file records, counts as wrong by default
+    assert (row["n"], row["n_missing"], row["n_null"], row["value"]) == (2, 1, 0, 0.0)
+    assert "|missing:wrong|" in row["signature"]
+    excluded = run("aggregate", str(scored), "--by", "model", "--missing", "exclude", "-o",
+                   str(summary))
+    assert excluded.returncode == 0, excluded.stderr.decode()
+    row = pl.read_csv(summary).filter(
+        (pl.col("model") == "m2") & (pl.col("metric") == "squad_em")
+    ).row(0, named=True)
+    assert (row["n"], row["n_missing"], row["value"]) == (1, 1, 0.0)
 
 
 def test_score_pipes_into_aggregate(dump):
@@ -79,7 +89,9 @@ def test_aggregate_json_output(tmp_path, dump):
     out = tmp_path / "agg.json"
     assert run("aggregate", str(scored), "-o", str(out)).returncode == 0
     records = json.loads(out.read_text())
-    assert records[0]["metric"] == "squad_f1" and records[0]["n"] == 3
+    # four rows: three answers and one missing answer, counted as wrong
+    assert records[0]["metric"] == "squad_f1" and records[0]["n"] == 4
+    assert records[0]["n_missing"] == 1
 
 
 def test_demo_on_bundled_example():

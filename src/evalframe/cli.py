@@ -35,11 +35,14 @@ from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
 from evalframe.stats.aggregate import (
     AGGREGATE_COLUMNS,
+    ROLES_KEY,
     aggregate,
     decode_metadata,
     encode_metadata,
     metric_columns,
+    recorded_mapping,
     recorded_metrics,
+    widen,
 )
 from evalframe.stats.signature import score_signature
 
@@ -152,6 +155,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of the bootstrap (default 0; results are reproducible)",
     )
     agg.add_argument("--keep-empty", action="store_true", help="keep groups with no scores")
+    agg.add_argument(
+        "--missing", choices=("wrong", "exclude", "error"), default="wrong",
+        help="what a missing answer (a null prediction) counts as: wrong (default: the "
+        "metric's worst score), exclude (left out), or an error; counted in n_missing",
+    )
+    agg.add_argument(
+        "--interval", choices=("auto", "wilson", "t", "normal"), default="auto",
+        help="interval method for sample metrics: auto (Wilson for 0/1 scores, Student-t "
+        "clipped to the metric's bounds otherwise), wilson, t or normal; corpus metrics use "
+        "the bootstrap percentile interval unless normal",
+    )
+    agg.add_argument(
+        "--cluster", metavar="COLUMN",
+        help="cluster the standard error on this column (question ids); default: the "
+        "'cluster' column, else 'sample_id' where it repeats within a group",
+    )
+    agg.add_argument("--no-cluster", action="store_true", help="never cluster")
+    agg.add_argument(
+        "--stderr", choices=("auto", "question_mean"), default="auto",
+        help="auto (clustered when clustering applies) or question_mean (the SE of the "
+        "questions' mean scores)",
+    )
+    agg.add_argument(
+        "--col", action="append", default=[], metavar="ROLE=COLUMN",
+        help="the role mapping used to score (to tell missing answers from rows without a "
+        "gold); files written by 'evalframe score' record it",
+    )
+    agg.add_argument(
+        "--wide", action="store_true", help="one row per group, metrics as columns",
+    )
     _add_reading(agg)
     agg.add_argument(
         "-o", "--output", metavar="PATH",
@@ -260,7 +293,7 @@ def progress(label: str, quiet: bool) -> Iterator[None]:
         sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
 
 
-def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str]]:
+def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str], dict[str, str]]:
     if sys.stdin.isatty():
         raise UsageError(
             "evalframe aggregate: no input; give scored files, or pipe 'evalframe score' into it"
@@ -270,10 +303,10 @@ def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str]]:
         raise EvalframeError("no input: standard input is empty (give scored files or pipe one)")
     try:
         frame = pl.read_parquet(io.BytesIO(data)).lazy()
-        recorded = decode_metadata(pl.read_parquet_metadata(io.BytesIO(data)))
+        metadata = pl.read_parquet_metadata(io.BytesIO(data))
     except pl.exceptions.PolarsError as error:
         raise EvalframeError(f"standard input is not a parquet file: {error}") from error
-    return frame, recorded
+    return frame, decode_metadata(metadata), decode_metadata(metadata, ROLES_KEY)
 
 
 def _show(frame: pl.DataFrame) -> None:
@@ -290,7 +323,7 @@ def _run_score(args: argparse.Namespace) -> int:
     )
     metadata = {
         "evalframe.version": __version__,
-        **encode_metadata({request.column: request.text for request, _ in planned}),
+        **encode_metadata({request.column: request.text for request, _ in planned}, mapping),
         "evalframe.signatures": json.dumps(
             {request.column: score_signature(request) for request, _ in planned},
             ensure_ascii=False,
@@ -335,9 +368,11 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
     if inputs:
-        frame, recorded = scan(inputs, **_reading(args)), recorded_metrics(expand_paths(inputs))
+        paths = expand_paths(inputs)
+        frame, recorded = scan(inputs, **_reading(args)), recorded_metrics(paths)
+        roles = recorded_mapping(paths)
     else:
-        frame, recorded = _read_stdin_parquet()
+        frame, recorded, roles = _read_stdin_parquet()
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
     schema = frame.collect_schema()
     clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
@@ -354,7 +389,19 @@ def _run_aggregate(args: argparse.Namespace) -> int:
         )
     chosen = args.metrics or metric_columns(frame, recorded)
     names = {name: recorded.get(name) for name in chosen}
-    options = {"ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed}
+    if args.cluster and args.no_cluster:
+        raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
+    if args.cluster and args.cluster not in schema:
+        raise UsageError(
+            f"evalframe aggregate: --cluster {args.cluster}: no such column; available: "
+            f"{', '.join(schema)}"
+        )
+    options = {
+        "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
+        "missing": args.missing, "interval": args.interval, "stderr": args.stderr,
+        "cluster": False if args.no_cluster else args.cluster,
+        "columns": {**roles, **_column_mapping(args.col)},
+    }
     with progress("aggregating", args.quiet):
         table = aggregate(frame, by=keys, metrics=names, keep_empty=True, **options)
     everything = table.height
@@ -367,11 +414,43 @@ def _run_aggregate(args: argparse.Namespace) -> int:
                 f"left out {everything - kept} group x metric row(s) with no scores "
                 "(--keep-empty keeps them)\n"
             )
+    if not args.quiet:
+        _notes(table)
+    if args.wide:
+        table = widen(table, keys)
     if args.output:
         save(table, args.output)
     else:
-        _show(table.drop("signature"))
+        _show(table.drop("signature") if "signature" in table.columns else table)
     return EXIT_OK
+
+
+def _notes(table: pl.DataFrame) -> None:
+    """One line each: rows without a gold, missing answers, the clustering applied."""
+    unscoreable = int(table["n_null"].sum() or 0)
+    if unscoreable:
+        sys.stderr.write(
+            f"note: {unscoreable} row(s) cannot be scored (a null gold or reference): left "
+            "out of n, counted in n_null\n"
+        )
+    missing = int(table["n_missing"].fill_null(0).sum() or 0)
+    if missing:
+        sys.stderr.write(
+            f"note: {missing} missing answer(s) (a null prediction), counted in n_missing; "
+            "the signature says how they were scored (--missing)\n"
+        )
+    clustered = sorted(
+        {part.split("(")[1].rstrip(")") for text in table["signature"]
+         for part in text.split("|") if part.startswith(("stderr:clustered(",
+                                                          "stderr:question_mean(",
+                                                          "stderr:bootstrap("))}
+    )
+    if clustered:
+        sys.stderr.write(
+            f"note: standard errors clustered on {', '.join(clustered)} (rows repeat a "
+            "question); --no-cluster treats rows as independent\n"
+        )
+
 
 
 def _run_metrics(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import polars as pl
@@ -142,7 +143,8 @@ def test_from_aggregate_concatenates_and_signs():
     row = out.filter((pl.col("model") == "m1") & (pl.col("method") == "weighted")).row(
         0, named=True
     )
-    subtask_signature = table["signature"][0]
+    # the subtasks' signature, its interval pair naming the group's (normal) interval
+    subtask_signature = re.sub(r"\|ci:[^|]*", "|ci:normal-0.95", table["signature"][0])
     assert row["signature"] == f"group:mmlu|method:weighted|{subtask_signature}"
     assert row["signature"].split("|")[-1].startswith("version:")
     # for a mean metric the size-weighted mean is the mean over all the group's samples
@@ -204,6 +206,23 @@ def test_nested_groups():
     nested = group_tasks(both, {"all": ["xy", "z"]}, by="model", method="mean")
     m = nested.filter(pl.col("model") == "m").row(0, named=True)
     assert m["value"] == pytest.approx(((0.4 + 0.8) / 2 + 0.6) / 2, rel=1e-15)
+    assert m["signature"] == f"group:all|method:mean|group:xy|method:mean|version:{ef.__version__}"
+    # a table that already holds group rows (n_tasks, method) is accepted as well
+    again = group_tasks(pl.concat([TABLE, first], how="diagonal_relaxed"), {"all": ["xy", "z"]},
+                        by="model", method="mean")
+    assert again.columns == nested.columns
+    assert again["value"].to_list() == nested["value"].to_list()
+
+
+def test_other_columns_are_summed_or_kept_where_the_subtasks_agree():
+    table = TABLE.with_columns(
+        n_missing=pl.lit(1, pl.UInt32), n_clusters=pl.col("n").cast(pl.UInt32), k=pl.lit(10),
+        note=pl.col("task"),
+    )
+    out = group_tasks(table, GROUPS, by="model", method="mean")
+    row = out.row(0, named=True)
+    assert (row["n_missing"], row["n_clusters"], row["k"], row["note"]) == (3, 45, 10, None)
+    assert out.schema["n_missing"] == pl.UInt32 and out.columns[: table.width] == table.columns
 
 
 @pytest.mark.parametrize(

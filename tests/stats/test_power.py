@@ -193,7 +193,7 @@ def test_paired_variance_hand_computed():
     v = paired_variance(scored, metric="acc", baseline="b")
     # questions 1..3: a's means 1, .5, 0 (variances 0, .5, 0); b's 0, 1, 0 (K = 2, 2, 1)
     # d = 1, -.5, 0: var = (25 + 16 + 1) / 36 / 2 = 21/36
-    assert v.n == 3
+    assert (v.n, v.n_unmatched, v.n_null) == (3, 2, 1)
     assert v.within_model == pytest.approx(1 / 6, rel=1e-15)
     assert v.within_baseline == 0.0
     assert v.k_model == 2.0

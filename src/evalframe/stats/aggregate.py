@@ -350,7 +350,7 @@ def aggregate(
     sort_by = [*keys, "__order"] if keys else ["__order"]
     table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
     table = _with_parameters(table, keys, chosen)
-    return _wide(table, keys) if wide else table
+    return widen(table, keys) if wide else table
 
 
 def _group_keys(by: str | Sequence[str] | None) -> list[str]:
@@ -479,7 +479,7 @@ def _with_parameters(
     return table.select(*keys, "metric", *names, *[c for c in AGGREGATE_COLUMNS if c != "metric"])
 
 
-def _wide(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+def widen(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """One row per group; for each metric its value and ``<metric>:<statistic>`` columns."""
     parts = []
     for (metric,), part in table.partition_by("metric", as_dict=True, maintain_order=True).items():

@@ -67,6 +67,7 @@ import polars as pl
 from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Sums, Table
+from evalframe.stats import intervals
 from evalframe.stats.aggregate import (
     MetricColumn,
     _detect,
@@ -74,7 +75,13 @@ from evalframe.stats.aggregate import (
     _named,
     recorded_metrics,
 )
-from evalframe.stats.bootstrap import _BLOCK, bootstrap_sums, bootstrap_table, replicate_stderr
+from evalframe.stats.bootstrap import (
+    _BLOCK,
+    bootstrap_clusters,
+    bootstrap_sums,
+    bootstrap_table,
+    replicate_stderr,
+)
 from evalframe.stats.signature import Signature, _metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -467,6 +474,14 @@ def _pairs(
 # --- one metric -------------------------------------------------------------------------
 
 
+def _diff_bounds(column: MetricColumn) -> tuple[float, float]:
+    """Where a difference of two scores can lie: ``[lo - hi, hi - lo]`` for bounds [lo, hi]."""
+    if column.request is None:
+        return (-math.inf, math.inf)
+    low, high = column.request.spec.bounds
+    return (low - high, high - low)
+
+
 def _compare_metric(
     matched: pl.DataFrame,
     group_keys: list[str],
@@ -493,7 +508,7 @@ def _compare_metric(
         present = present.with_columns(pl.col(_X, _Y).cast(pl.Float64)).with_columns(
             (pl.col(_X) - pl.col(_Y)).alias(_D)
         )
-        stats = _sample_stats(present, group_keys, method, clustered, ci)
+        stats = _sample_stats(present, group_keys, method, clustered, ci, _diff_bounds(column))
         if method in ("bootstrap", "randomization"):
             stats = _resampled(present, group_keys, stats, column, method, clustered, ci,
                                bootstrap, seed)
@@ -504,7 +519,12 @@ def _compare_metric(
 
 
 def _sample_stats(
-    present: pl.DataFrame, group_keys: list[str], method: str, clustered: bool, ci: float
+    present: pl.DataFrame,
+    group_keys: list[str],
+    method: str,
+    clustered: bool,
+    ci: float,
+    bounds: tuple[float, float],
 ) -> pl.DataFrame:
     """Paired-t statistics of every group at once (and McNemar's exact p-value)."""
     x, y = pl.col(_X), pl.col(_Y)
@@ -531,7 +551,8 @@ def _sample_stats(
     diff = (summary["value_model"] - summary["value_baseline"]).to_numpy()
     stderr = summary["stderr"].cast(pl.Float64).fill_null(math.nan).to_numpy()
     dof = summary["dof"].to_numpy()
-    low, high, p = _t_interval(diff, stderr, dof, ci)
+    low, high = intervals.t_interval(diff, stderr, dof, ci, bounds)
+    p = _t_p_value(diff, stderr, dof)
     if method == "mcnemar":
         b = summary["discordant_b"].to_numpy()
         c = summary["discordant_c"].to_numpy()
@@ -549,21 +570,19 @@ def _sample_stats(
     )
 
 
-def _t_interval(
-    diff: np.ndarray, stderr: np.ndarray, dof: np.ndarray, ci: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Student-t interval and two-sided p-value; NaN where ``stderr`` is undefined."""
+def _t_p_value(diff: np.ndarray, stderr: np.ndarray, dof: np.ndarray) -> np.ndarray:
+    """Two-sided Student-t p-value of ``diff / stderr``; NaN where ``stderr`` is undefined.
+
+    A zero ``stderr`` (every pair differs by the same amount) gives 1 for no difference,
+    0 otherwise.
+    """
     from scipy import stats as st
 
     ok = np.isfinite(stderr) & (dof >= 1)
-    safe = np.where(ok, dof, 1.0)
-    critical = np.where(ok, st.t.ppf(0.5 + ci / 2, safe), math.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.abs(diff) / stderr
-        p = 2 * st.t.sf(statistic, safe)
+        p = 2 * st.t.sf(np.abs(diff) / stderr, np.where(ok, dof, 1.0))
     p = np.where(stderr == 0, np.where(diff == 0, 1.0, 0.0), p)
-    p = np.where(ok, p, math.nan)
-    return diff - critical * stderr, diff + critical * stderr, p
+    return np.where(ok, p, math.nan)
 
 
 def mcnemar_exact(b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -631,18 +650,16 @@ def _resampled(
         )
         if (method == "bootstrap" or column.level == "corpus") and enough:
             replicates = pair.bootstrap(clusters, bootstrap, seed)
-            low, high = np.quantile(replicates, [0.5 - ci / 2, 0.5 + ci / 2])
-            row.update(stderr=replicate_stderr(replicates), ci_low=float(low),
-                       ci_high=float(high), p_value=bootstrap_p_value(replicates))
+            low, high = intervals.percentile_interval(replicates, ci)
+            row.update(stderr=replicate_stderr(replicates), ci_low=low, ci_high=high,
+                       p_value=bootstrap_p_value(replicates))
         if method == "randomization":
             observed, trials = pair.randomize(bootstrap, seed)
             row["p_value"] = randomization_p_value(trials, observed)
         rows.append(row)
     schema = {name: present.schema[name] for name in group_keys}
     schema.update({name: pl.Float64 for name in _STATS if name != "correlation"})
-    table = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(
-        schema=schema
-    )
+    table = pl.DataFrame(rows, schema=schema)
     for name in ("stderr", "ci_low", "ci_high", "p_value"):
         table = table.with_columns(pl.col(name).fill_nan(None))
     if sample_stats is None:
@@ -661,7 +678,8 @@ def bootstrap_p_value(replicates: np.ndarray) -> float:
 
     ``min(1, 2 * min(1 + #{diff* <= 0}, 1 + #{diff* >= 0}) / (B + 1))``: twice the
     smaller tail of the replicates beyond 0, with ``+1`` in both tails so that ``B``
-    replicates never claim a p-value below ``2 / (B + 1)``.
+    replicates never claim a p-value below ``2 / (B + 1)``. NaN when a replicate is NaN
+    (the metric is undefined on some resample), as the percentile interval.
 
     Parameters
     ----------
@@ -681,6 +699,8 @@ def bootstrap_p_value(replicates: np.ndarray) -> float:
     1.0
     """
     replicates = np.asarray(replicates, dtype=np.float64)
+    if np.isnan(replicates).any():
+        return math.nan
     total = replicates.size + 1
     below = 1 + int(np.count_nonzero(replicates <= 0))
     above = 1 + int(np.count_nonzero(replicates >= 0))
@@ -691,7 +711,8 @@ def randomization_p_value(trials: np.ndarray, observed: float) -> float:
     """``(1 + #{|diff*| >= |diff|}) / (B + 1)``: the approximate-randomisation p-value.
 
     A relative tolerance of ``1e-12`` counts trials that tie with the observed
-    difference up to rounding (a model compared with itself gets 1).
+    difference up to rounding (a model compared with itself gets 1). NaN when a trial
+    is NaN (the metric is undefined on some trial).
 
     Parameters
     ----------
@@ -711,6 +732,8 @@ def randomization_p_value(trials: np.ndarray, observed: float) -> float:
     0.6
     """
     trials = np.asarray(trials, dtype=np.float64)
+    if np.isnan(trials).any() or math.isnan(observed):
+        return math.nan
     threshold = abs(observed) * (1 - 1e-12)
     return (1 + int(np.count_nonzero(np.abs(trials) >= threshold))) / (trials.size + 1)
 
@@ -770,9 +793,12 @@ class _PairedSums:
         both = np.hstack([self.model, self.base])
         if clusters is not None:  # a Sums score is a formula of sums: resample cluster sums
             _, index = np.unique(clusters, return_inverse=True)
-            both = np.stack(
+            per_cluster = np.stack(
                 [np.bincount(index, weights=both[:, j]) for j in range(both.shape[1])], axis=1
             )
+            weights = bootstrap_clusters(per_cluster.shape[0], replicates, seed)
+            sums = weights @ per_cluster
+            return self._score(sums[:, :width]) - self._score(sums[:, width:])
 
         def diff(sums: Mapping[str, np.ndarray]) -> np.ndarray:
             matrix = np.column_stack([sums[str(j)] for j in range(2 * width)])
@@ -854,26 +880,20 @@ class _PairedTable:
                 {"joint": np.arange(self.counts.size)}, self.counts,
                 replicates=replicates, seed=seed,
             )
-        # resampling clusters: cluster weights (drawn as bootstrap_sums draws rows) give
-        # every row a weight; a replicate's joint counts are the weights summed per cell
+        # resampling clusters (bootstrap_clusters, as aggregate): each row weighs as often
+        # as its cluster is drawn; a replicate's joint counts are the weights summed per cell
         _, index = np.unique(clusters, return_inverse=True)
-        n_clusters, n = int(index.max()) + 1, index.size
-        rng = np.random.default_rng(seed)
+        weights = bootstrap_clusters(int(index.max()) + 1, replicates, seed)
+        order = np.argsort(self.joint_index, kind="stable")
+        ordered = self.joint_index[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         out = np.empty(replicates, dtype=np.float64)
-        step = max(1, _BLOCK // max(n, n_clusters))
+        step = max(1, _BLOCK // index.size)
         for start in range(0, replicates, step):
-            stop = min(start + step, replicates)
-            weights = np.stack([
-                np.bincount(rng.integers(0, n_clusters, size=n_clusters), minlength=n_clusters)
-                for _ in range(stop - start)
-            ]).astype(np.float64)
-            rows = weights[:, index]
-            joint = np.zeros((stop - start, self.counts.size))
-            order = np.argsort(self.joint_index, kind="stable")
-            ordered = self.joint_index[order]
-            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-            joint[:, ordered[starts]] = np.add.reduceat(rows[:, order], starts, axis=1)
-            out[start:stop] = self._diff(joint)
+            rows = weights[start : start + step][:, index[order]]
+            joint = np.zeros((rows.shape[0], self.counts.size))
+            joint[:, ordered[starts]] = np.add.reduceat(rows, starts, axis=1)
+            out[start : start + step] = self._diff(joint)
         return out
 
     def randomize(self, trials: int, seed: int) -> tuple[float, np.ndarray]:

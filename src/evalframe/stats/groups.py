@@ -55,6 +55,8 @@ METHODS = ("mean", "weighted", "pooled")
 
 #: The columns of an aggregate table a group row computes (others are summed or null).
 _STANDARD = ("metric", "n", "n_null", "value", "stderr", "ci_low", "ci_high", "signature")
+#: The columns a group row adds to an aggregate table's.
+_ADDED = ("n_tasks", "method")
 #: Count columns of an aggregate table that a group row sums over its subtasks.
 _SUMMED = ("n_null", "n_missing", "n_clusters")
 _REQUIRED = ("metric", "n", "value", "stderr")
@@ -129,15 +131,17 @@ def group_tasks(
 
     For every group, combination of ``by`` keys and ``metric`` that has at least one of
     the group's subtasks, one row per ``method`` (formulas in the module docstring): the
-    group's ``value`` and ``stderr``, ``n`` (and ``n_null``, ``n_missing``) summed over
-    its subtasks, ``ci_low``/``ci_high`` = ``value -/+ z stderr``, ``task`` = the group's
-    name, ``n_tasks`` the subtasks combined and ``method``. ``signature`` is
-    ``group:<name>|method:<method>|`` followed by the subtasks' signature (which must be
-    one for the whole group). A subtask's null ``stderr`` (one sample) makes the group's
-    null. The columns are the table's (an unknown extra column is null in group rows)
-    plus ``n_tasks`` and ``method``, so ``pl.concat([table, grouped],
-    how="diagonal_relaxed")`` lists subtasks and groups together; a group may name
-    another group's rows in such a table (nested groups).
+    group's ``value`` and ``stderr``, ``n`` (and ``n_null``, ``n_missing``,
+    ``n_clusters``) summed over its subtasks, the normal interval ``ci_low``/``ci_high``
+    = ``value -/+ z stderr``, ``task`` = the group's name, ``n_tasks`` the subtasks
+    combined and ``method``. ``signature`` is ``group:<name>|method:<method>|`` followed
+    by the subtasks' signature (which must be one for the whole group; its ``ci`` pair
+    becomes ``ci:normal-<level>``). A subtask's null ``stderr`` (one sample) makes the
+    group's null. The columns are the table's (another column, a pass@k table's ``k``,
+    keeps its value where all the subtasks agree, else null) plus ``n_tasks`` and
+    ``method``, so ``pl.concat([table, grouped], how="diagonal_relaxed")`` lists subtasks
+    and groups together. A group may name another group's rows in such a table (nested
+    groups; its signature then lists the inner groups' ``group:|method:`` pairs too).
 
     Parameters
     ----------
@@ -245,9 +249,10 @@ def group_tasks(
         if "signature" in present.columns
         else pl.lit(None, dtype=pl.String)
     )
+    base = signature.str.replace(_PREFIX, "")
     present = present.with_columns(
         __prefix=signature.str.extract(_PREFIX, 1).fill_null(""),
-        __base=signature.str.replace(_PREFIX, "").replace(_BARE, None),
+        __base=pl.when(base.str.contains(_BARE)).then(None).otherwise(base),
     )
     mixed = (
         present.group_by(group_keys)
@@ -273,7 +278,7 @@ def group_tasks(
         "weighted": ((n / total) ** 2 * se2).sum().sqrt(),
         "pooled": ((((n - 1) * se2 * n).sum() / (total - count)) / total).sqrt(),
     }
-    computed = {*keys, task, *_STANDARD}
+    computed = {*keys, task, *_STANDARD, *_ADDED}
     summed = [c for c in _SUMMED if c in present.columns]
     # other columns (a pass@k table's k, say) are kept where the subtasks agree
     carried = [
@@ -313,14 +318,17 @@ def group_tasks(
         ci_high=pl.col("value") + z * pl.col("stderr"),
         signature=_signature(ci),
     ).rename({_GROUP: task})
-    columns = [*table.columns, *(c for c in _STANDARD if c not in table.columns)]
+    columns = [
+        *(c for c in table.columns if c not in _ADDED),
+        *(c for c in _STANDARD if c not in table.columns),
+    ]
     selected = []
     for column in columns:
         expr = pl.col(column) if column in result.columns else pl.lit(None)
         if column in table.columns and column != task:
             expr = expr.cast(table.schema[column])
         selected.append(expr.alias(column))
-    return result.select(*selected, "n_tasks", "method")
+    return result.select(*selected, *_ADDED)
 
 
 def _inferred_ci(present: pl.DataFrame) -> float:

@@ -82,6 +82,10 @@ class PairedVariance:
         Questions both models answered (the pairs the estimate used).
     n_clusters
         Clusters of questions (None without ``cluster=``).
+    n_unmatched
+        Questions only one of the two models has a score for (left out).
+    n_null
+        Rows of the two models with a null score (left out).
 
     Examples
     --------
@@ -98,6 +102,8 @@ class PairedVariance:
     k_baseline: float
     n: int
     n_clusters: int | None = None
+    n_unmatched: int = 0
+    n_null: int = 0
 
     @property
     def total(self) -> float:
@@ -170,7 +176,9 @@ def paired_variance(
     question, e.g. the passage several questions share) ``observed`` is ``n`` times the
     squared cluster-robust SE of the mean difference (Miller 2024, eq. 4,
     :func:`evalframe.stats.stderr.clustered_stderr`): the variance per question of an
-    evaluation with the same clusters. Null scores are left out.
+    evaluation with the same clusters. Null scores are left out and counted in
+    ``n_null``, questions only one model has in ``n_unmatched`` (to count a missing
+    answer as wrong, as ``aggregate``'s default does, fill its null score first).
 
     Parameters
     ----------
@@ -252,16 +260,20 @@ def paired_variance(
             pl.col(cluster).first().alias("cluster"),
             pl.col(cluster).n_unique().alias("n_cluster_values"),
         ]
+    rows = frame.filter(pl.col(model).is_in([candidate, baseline]))
+    n_null = int(rows.select(x.null_count()).collect().item())
     per_question = (
-        frame.filter(pl.col(model).is_in([candidate, baseline]) & x.is_not_null())
+        rows.filter(x.is_not_null())
         .group_by([model, *keys], maintain_order=True)
         .agg(aggs)
+        .collect()
     )
     a = per_question.filter(pl.col(model) == candidate).drop(model)
     b = per_question.filter(pl.col(model) == baseline).drop(model)
     # in the candidate's order: the same sums in the same order, the same bits every run
-    pairs = a.join(b, on=keys, how="inner", suffix="_b", maintain_order="left").collect()
+    pairs = a.join(b, on=keys, how="inner", suffix="_b", maintain_order="left")
     n = pairs.height
+    n_unmatched = a.height + b.height - 2 * n
     if n < 2:
         raise EvalframeError(
             f"paired_variance: {n} question(s) scored by both {candidate!r} and "
@@ -312,6 +324,8 @@ def paired_variance(
         k_baseline=k_b,
         n=n,
         n_clusters=n_clusters,
+        n_unmatched=n_unmatched,
+        n_null=n_null,
     )
     return result if samples_per_question is None else result.at(samples_per_question)
 

@@ -70,11 +70,19 @@ def question_mean_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
 
 
 def variance_split(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
-    """(between, within): the variance of the question means, the mean within-question variance.
+    """(between, within): Miller's split of the variance with K samples per question.
 
-    Miller (2024), section 3.2: with ``K`` samples per question, the variance of the
-    mean score is ``(between + within / K) / n_questions``; ``within`` uses ``ddof=1``
-    within each question (NaN when a question has one sample).
+    Miller (2024), section 3.2: a question's mean over its K samples has variance
+    ``between + within / K``, where ``within`` is the mean within-question variance
+    (``ddof=1``) and ``between`` the variance of the questions' true scores. So
+    ``between = var(question means) - within / K`` (K the harmonic mean of the samples
+    per question; floored at 0), and the variance of the overall mean is
+    ``(between + within / K) / n_questions``. NaN when a question has one sample only.
+
+    >>> x = np.array([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    >>> between, within = variance_split(x, np.array([0, 0, 1, 1, 2, 2]))
+    >>> round(between, 12), round(within, 12)  # var of means 0.25 - (1/6) / 2; mean(0, 0, 1/2)
+    (0.166666666667, 0.166666666667)
     """
     values = np.asarray(values, dtype=np.float64)
     _, index = np.unique(np.asarray(clusters), return_inverse=True)
@@ -82,9 +90,12 @@ def variance_split(values: np.ndarray, clusters: np.ndarray) -> tuple[float, flo
     means = np.bincount(index, weights=values) / counts
     squares = np.bincount(index, weights=(values - means[index]) ** 2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        within = squares / (counts - 1)
-    between = float(np.var(means, ddof=1)) if means.size > 1 else math.nan
-    return between, float(np.mean(within)) if within.size else math.nan
+        within = float(np.mean(squares / (counts - 1))) if counts.size else math.nan
+    if means.size < 2 or not np.isfinite(within):
+        return math.nan, within
+    k = counts.size / float(np.sum(1.0 / counts))
+    between = max(float(np.var(means, ddof=1)) - within / k, 0.0)
+    return between, within
 
 
 def clustered_stderr_expr(
