@@ -94,14 +94,45 @@ def test_aggregate_json_output(tmp_path, dump):
     assert records[0]["n_missing"] == 1
 
 
-def test_demo_on_bundled_example():
+def test_demo_on_bundled_example(tmp_path):
     scored = run("score", str(EXAMPLE), "-m", "squad_em", "-m", "squad_f1", "-m", "pass@1",
-                 "-m", "pass@10", "--quiet")
+                 "-m", "pass@10", "--col", "cluster=question_id", "--quiet")
     assert scored.returncode == 0, scored.stderr.decode()
     table = run("aggregate", "--by", "model,task", stdin=scored.stdout)
     assert table.returncode == 0, table.stderr.decode()
     for word in ("capitals", "science", "code", "pass@10", "ci_low"):
         assert word in table.stdout.decode()
+    assert "clustered on question_id" in table.stderr.decode()
+    out = tmp_path / "demo.csv"
+    assert run("aggregate", "--by", "model,task", "-o", str(out), "--quiet",
+               stdin=scored.stdout).returncode == 0
+    rows = pl.read_csv(out).filter(pl.col("task") == "capitals")
+    # 20 questions x 3 samples per model: the standard errors cluster on the questions
+    assert rows["n"].to_list() == [60, 60, 60, 60, 60, 60]
+    assert rows["n_clusters"].to_list() == [20] * 6
+    assert all("stderr:clustered(question_id)" in text for text in rows["signature"])
+    # every interval stays inside [0, 1]
+    summary = pl.read_csv(out)
+    assert summary["ci_low"].min() >= 0.0 and summary["ci_high"].max() <= 1.0
+
+
+def test_compare_and_power_on_the_bundled_example(tmp_path):
+    scored = tmp_path / "scored.parquet"
+    assert run("score", str(EXAMPLE), "-m", "squad_em", "--col", "cluster=question_id",
+               "-o", str(scored), "--quiet").returncode == 0
+    out = tmp_path / "compare.csv"
+    result = run("compare", str(scored), "--baseline", "base-7b", "--by", "task",
+                 "--cluster", "question_id", "--correction", "holm", "-o", str(out))
+    assert result.returncode == 0, result.stderr.decode()
+    table = pl.read_csv(out).filter(pl.col("n_pairs") > 0)
+    assert set(table["model"]) == {"tiny-1b", "large-70b"}
+    assert {"diff", "p_value", "p_adjusted", "correlation"} <= set(table.columns)
+    result = run("power", str(scored), "-m", "squad_em", "--baseline", "base-7b",
+                 "--candidate", "large-70b", "--on", "question_id", "--delta", "0.05")
+    assert result.returncode == 0, result.stderr.decode()
+    assert "questions for power 0.8" in result.stdout.decode()
+    assert run("power", "--delta", "0.05").returncode == 2
+    assert run("compare", str(scored), "--baseline", "nobody").returncode == 1
 
 
 def test_metrics_lists_registry():
@@ -153,7 +184,8 @@ def test_invalid_values_message_and_debug_traceback(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["score"], ["aggregate"], ["metrics"], ["normalizers"]]
+    "command",
+    [[], ["score"], ["aggregate"], ["compare"], ["power"], ["metrics"], ["normalizers"]],
 )
 def test_help_everywhere(command):
     result = run(*command, "--help")

@@ -44,6 +44,9 @@ from evalframe.stats.aggregate import (
     recorded_metrics,
     widen,
 )
+from evalframe.stats.compare import compare
+from evalframe.stats.groups import group_tasks
+from evalframe.stats.power import mde, paired_variance, power, sample_size
 from evalframe.stats.signature import score_signature
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
@@ -185,12 +188,93 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument(
         "--wide", action="store_true", help="one row per group, metrics as columns",
     )
+    agg.add_argument(
+        "--groups", metavar="FILE",
+        help="a JSON file mapping group names to lists of tasks (e.g. {\"mmlu\": [...]}); "
+        "adds a row per group (needs 'task' in --by)",
+    )
+    agg.add_argument(
+        "--group-method", default="weighted", metavar="METHODS",
+        help="comma-separated: mean (unweighted, SE sqrt(sum se^2)/K), weighted (by size), "
+        "pooled (lm-evaluation-harness's); default weighted",
+    )
     _add_reading(agg)
     agg.add_argument(
         "-o", "--output", metavar="PATH",
         help="write the table to a file (.parquet, .csv, .json, .jsonl) instead of the terminal",
     )
     _add_common(agg)
+
+    comparison = commands.add_parser(
+        "compare",
+        help="paired comparison of models with a baseline on the same items",
+        description=(
+            "Compare every model with a baseline on the items both answered: per group, "
+            "model and metric the mean difference (model minus baseline), its paired "
+            "standard error (clustered with --cluster), interval, p-value (McNemar's exact "
+            "test for 0/1 scores; a paired bootstrap for corpus metrics), the correlation "
+            "of the two models' scores and the number of matched items. Items present for "
+            "one model only are counted in n_unmatched_model / n_unmatched_baseline."
+        ),
+        epilog="Example: evalframe compare scored.parquet --baseline gpt-x --by task",
+    )
+    comparison.add_argument("inputs", nargs="+", metavar="INPUT", help="scored files or globs")
+    comparison.add_argument("--baseline", required=True, help="the baseline model's name")
+    comparison.add_argument("--model-column", default="model", metavar="COLUMN",
+                            help="the column naming the models (default: model)")
+    comparison.add_argument("--by", default="", metavar="COLS",
+                            help="comma-separated grouping columns, e.g. task")
+    comparison.add_argument("--on", default="sample_id", metavar="COLS",
+                            help="comma-separated columns that identify an item (default: "
+                            "sample_id)")
+    comparison.add_argument("-m", "--metric", action="append", dest="metrics",
+                            metavar="METRIC", help="metric column to compare (repeatable)")
+    comparison.add_argument("--cluster", metavar="COLUMN",
+                            help="cluster the paired standard error on this column")
+    comparison.add_argument("--method", default="auto",
+                            choices=("auto", "paired", "mcnemar", "bootstrap", "randomization"))
+    comparison.add_argument("--correction", choices=("holm", "bh"),
+                            help="adjust p-values for multiple comparisons (per metric)")
+    comparison.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
+    comparison.add_argument("--bootstrap", type=int, default=1000, metavar="B")
+    comparison.add_argument("--seed", type=int, default=0, metavar="SEED")
+    comparison.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_common(comparison)
+
+    planning = commands.add_parser(
+        "power",
+        help="power, minimum detectable effect and questions needed for a paired comparison",
+        description=(
+            "Plan a paired comparison (Miller 2024): from scored data (the variance of the "
+            "paired difference per question, between and within questions) or a given "
+            "--variance, print the power to detect each --delta with n questions, the "
+            "minimum detectable effect for each --n, and the questions needed for each "
+            "--delta at --power."
+        ),
+        epilog=(
+            "Example: evalframe power scored.parquet -m acc --baseline gpt-x --delta "
+            "0.02,0.05"
+        ),
+    )
+    planning.add_argument("inputs", nargs="*", metavar="INPUT",
+                          help="scored files (or none with --variance)")
+    planning.add_argument("-m", "--metric", help="the metric column")
+    planning.add_argument("--baseline", help="the baseline model")
+    planning.add_argument("--candidate", help="the other model (default: the only other one)")
+    planning.add_argument("--model-column", default="model", metavar="COLUMN")
+    planning.add_argument("--on", default="sample_id", metavar="COLS",
+                          help="comma-separated columns that identify a question")
+    planning.add_argument("--cluster", metavar="COLUMN")
+    planning.add_argument("--variance", type=float,
+                          help="the variance of one question's paired difference (no data)")
+    planning.add_argument("--delta", default="", metavar="D,D",
+                          help="effects to detect, comma-separated (e.g. 0.02,0.05)")
+    planning.add_argument("--n", default="", metavar="N,N",
+                          help="numbers of questions, comma-separated (default: the data's)")
+    planning.add_argument("--alpha", type=float, default=0.05)
+    planning.add_argument("--power", type=float, default=0.8, dest="target_power")
+    planning.add_argument("--one-sided", action="store_true")
+    _add_common(planning)
 
     metrics = commands.add_parser(
         "metrics",
@@ -414,6 +498,8 @@ def _run_aggregate(args: argparse.Namespace) -> int:
                 f"left out {everything - kept} group x metric row(s) with no scores "
                 "(--keep-empty keeps them)\n"
             )
+    if args.groups:
+        table = _with_groups(table, keys, args)
     if not args.quiet:
         _notes(table)
     if args.wide:
@@ -422,6 +508,116 @@ def _run_aggregate(args: argparse.Namespace) -> int:
         save(table, args.output)
     else:
         _show(table.drop("signature") if "signature" in table.columns else table)
+    return EXIT_OK
+
+
+def _with_groups(table: pl.DataFrame, keys: list[str], args: argparse.Namespace) -> pl.DataFrame:
+    if "task" not in keys:
+        raise UsageError("evalframe aggregate: --groups needs 'task' among the --by columns")
+    try:
+        with open(os.path.expanduser(args.groups), encoding="utf-8") as handle:
+            groups = json.load(handle)
+    except (OSError, json.JSONDecodeError) as error:
+        raise UsageError(f"evalframe aggregate: --groups {args.groups}: {error}") from error
+    if not isinstance(groups, dict) or not all(
+        isinstance(tasks, list) and all(isinstance(t, str) for t in tasks)
+        for tasks in groups.values()
+    ):
+        raise UsageError(
+            f"evalframe aggregate: --groups {args.groups}: expected an object mapping group "
+            "names to lists of task names"
+        )
+    methods = [method.strip() for method in args.group_method.split(",") if method.strip()]
+    others = [key for key in keys if key != "task"]
+    grouped = group_tasks(table, groups, by=others, task="task", method=methods)
+    return pl.concat([table, grouped], how="diagonal_relaxed")
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    if not 0 < args.ci < 1:
+        raise UsageError(f"evalframe compare: --ci {args.ci} must be strictly between 0 and 1")
+    if args.bootstrap < 2 or args.seed < 0:
+        raise UsageError("evalframe compare: --bootstrap must be >= 2 and --seed >= 0")
+    paths = expand_paths(args.inputs)
+    frame, recorded = scan(args.inputs), recorded_metrics(paths)
+    keys = [key.strip() for key in args.by.split(",") if key.strip()]
+    on = [key.strip() for key in args.on.split(",") if key.strip()]
+    schema = frame.collect_schema()
+    missing = [key for key in [*keys, *on, args.model_column] if key not in schema]
+    if missing:
+        raise UsageError(
+            f"evalframe compare: no such column(s) {missing}; available: {', '.join(schema)}"
+        )
+    chosen = args.metrics or metric_columns(frame, recorded)
+    names = {name: recorded.get(name) for name in chosen}
+    with progress("comparing", args.quiet):
+        table = compare(
+            frame, baseline=args.baseline, model=args.model_column, by=keys or None, on=on,
+            metrics=names, cluster=args.cluster, ci=args.ci, method=args.method,
+            bootstrap=args.bootstrap, seed=args.seed, correction=args.correction,
+        )
+    if not args.quiet:
+        unmatched = int(table["n_unmatched_model"].sum() + table["n_unmatched_baseline"].sum())
+        nulls = int(table["n_null_pairs"].sum()) if "n_null_pairs" in table.columns else 0
+        sys.stderr.write(
+            f"compared {int(table['n_pairs'].sum())} matched pair(s); {unmatched} item(s) "
+            f"present for one side only, {nulls} pair(s) with a null score, not compared\n"
+        )
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table.drop("signature"))
+    return EXIT_OK
+
+
+def _numbers(text: str, convert, option: str) -> list:
+    try:
+        return [convert(part) for part in text.split(",") if part.strip()]
+    except ValueError as error:
+        raise UsageError(f"evalframe power: {option} {text!r}: {error}") from error
+
+
+def _run_power(args: argparse.Namespace) -> int:
+    deltas = _numbers(args.delta, float, "--delta")
+    sizes = _numbers(args.n, int, "--n")
+    if not deltas and not sizes:
+        raise UsageError("evalframe power: give --delta and/or --n")
+    if not 0 < args.alpha < 1 or not 0 < args.target_power < 1:
+        raise UsageError("evalframe power: --alpha and --power must be between 0 and 1")
+    if args.variance is not None:
+        if args.inputs:
+            raise UsageError("evalframe power: give scored files or --variance, not both")
+        variance, questions = args.variance, None
+        lines = [f"variance of one question's paired difference: {variance:.6g} (given)"]
+    else:
+        if not args.inputs or not args.metric or not args.baseline:
+            raise UsageError(
+                "evalframe power: give scored files with -m METRIC and --baseline, or "
+                "--variance"
+            )
+        variance = paired_variance(
+            scan(args.inputs), metric=args.metric, baseline=args.baseline,
+            candidate=args.candidate, model=args.model_column,
+            on=[key.strip() for key in args.on.split(",") if key.strip()], cluster=args.cluster,
+        )
+        questions = variance.n
+        lines = [
+            f"questions: {variance.n}; variance of one question's paired difference: "
+            f"{variance.total:.6g} (between {variance.between:.6g}, within "
+            f"{variance.within_model:.6g} / {variance.within_baseline:.6g})"
+        ]
+    two_sided = not args.one_sided
+    options = {"variance": variance, "alpha": args.alpha, "two_sided": two_sided}
+    sizes = sizes or ([questions] if questions else [])
+    for n in sizes:
+        found = mde(n, power=args.target_power, **options)
+        lines.append(f"n={n}: minimum detectable effect {found:.6g} at power {args.target_power:g}")
+        for delta in deltas:
+            lines.append(f"n={n}, delta={delta:g}: power {power(delta, n, **options):.4f}")
+    for delta in deltas:
+        needed = sample_size(delta, power=args.target_power, **options)
+        lines.append(f"delta={delta:g}: {int(needed)} questions for power {args.target_power:g}")
+    print("\n".join(lines))
     return EXIT_OK
 
 
@@ -497,6 +693,8 @@ def _run_normalizers(args: argparse.Namespace) -> int:
 COMMANDS = {
     "score": _run_score,
     "aggregate": _run_aggregate,
+    "compare": _run_compare,
+    "power": _run_power,
     "metrics": _run_metrics,
     "normalizers": _run_normalizers,
 }
