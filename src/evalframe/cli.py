@@ -235,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
                             choices=("auto", "paired", "mcnemar", "bootstrap", "randomization"))
     comparison.add_argument("--correction", choices=("holm", "bh"),
                             help="adjust p-values for multiple comparisons (per metric)")
+    comparison.add_argument(
+        "--missing", choices=("wrong", "exclude", "error"), default="wrong",
+        help="what a missing answer counts as (as in aggregate; default wrong)",
+    )
     comparison.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
     comparison.add_argument("--bootstrap", type=int, default=1000, metavar="B")
     comparison.add_argument("--seed", type=int, default=0, metavar="SEED")
@@ -555,6 +559,7 @@ def _run_compare(args: argparse.Namespace) -> int:
             frame, baseline=args.baseline, model=args.model_column, by=keys or None, on=on,
             metrics=names, cluster=args.cluster, ci=args.ci, method=args.method,
             bootstrap=args.bootstrap, seed=args.seed, correction=args.correction,
+            missing=args.missing, columns=recorded_mapping(paths),
         )
     if not args.quiet:
         unmatched = int(table["n_unmatched_model"].sum() + table["n_unmatched_baseline"].sum())

@@ -579,3 +579,25 @@ def test_interval_of_a_bounded_metric_stays_within_the_possible_differences():
     assert row["ci_low"] == pytest.approx(2 / 3 - st.t.ppf(0.975, 2) / 3, rel=1e-12)
     unbounded = ef.compare(frame.rename({"squad_em": "mine"}), baseline="old", metrics=["mine"])
     assert unbounded["ci_high"].item() == pytest.approx(2 / 3 + st.t.ppf(0.975, 2) / 3)
+
+
+def test_missing_answers_lose_the_pair_by_default():
+    import evalframe as ef
+
+    # item 2: model "new" gave no answer. Counted wrong (default), new loses that pair:
+    # diffs [0, -1] -> mean -0.5; excluded, only item 1 is paired: diff 0
+    frame = pl.DataFrame(
+        {
+            "model": ["old", "old", "new", "new"],
+            "sample_id": [1, 2, 1, 2],
+            "prediction": ["a", "b", "a", None],
+            "gold": ["a", "b", "a", "b"],
+        }
+    )
+    scored = ef.score(frame, ["exact_match"])
+    wrong = ef.compare(scored, baseline="old").row(0, named=True)
+    assert (wrong["n_pairs"], wrong["diff"]) == (2, -0.5)
+    excluded = ef.compare(scored, baseline="old", missing="exclude").row(0, named=True)
+    assert (excluded["n_pairs"], excluded["n_null_pairs"], excluded["diff"]) == (1, 1, 0.0)
+    with pytest.raises(EvalframeError, match="1 row\\(s\\) have no answer"):
+        ef.compare(scored, baseline="old", missing="error")

@@ -73,6 +73,7 @@ from evalframe.stats.aggregate import (
     _detect,
     _group_keys,
     _named,
+    recorded_mapping,
     recorded_metrics,
 )
 from evalframe.stats.bootstrap import (
@@ -82,6 +83,7 @@ from evalframe.stats.bootstrap import (
     bootstrap_table,
     replicate_stderr,
 )
+from evalframe.stats.missing import answer_columns, check_policy, missing_rows
 from evalframe.stats.signature import Signature, _metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -136,6 +138,8 @@ def compare(
     bootstrap: int = 1000,
     seed: int = 0,
     correction: str | None = None,
+    missing: str = "wrong",
+    columns: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Compare every model with ``baseline`` on the same items: paired differences.
 
@@ -182,6 +186,14 @@ def compare(
         Replicates (or randomisation trials) and seed of the bootstrap and randomisation.
     correction
         None, ``"holm"`` or ``"bh"``: adds ``p_adjusted``, per metric over every row.
+    missing
+        What a missing answer (a null prediction with its gold present) of a sample
+        metric counts as, as in :func:`evalframe.aggregate`: ``"wrong"`` (default: the
+        metric's worst score, so the model loses that pair), ``"exclude"`` (left out,
+        counted in ``n_null_pairs``) or ``"error"``.
+    columns
+        The role -> column mapping ``score`` used, to find the answer and gold columns
+        (recorded by ``evalframe score`` in its parquet files).
 
     Returns
     -------
@@ -219,6 +231,7 @@ def compare(
 
         if isinstance(scored, str | Path | Sequence) and not isinstance(scored, bytes):
             recorded = recorded_metrics(expand_paths(scored))
+            columns = {**recorded_mapping(expand_paths(scored)), **(columns or {})}
     frame = scan(scored)
     schema = frame.collect_schema()
     keys, items = _keys(schema, model, by, on, cluster)
@@ -231,9 +244,10 @@ def compare(
         raise EvalframeError(
             "no metric columns to compare: name them with metrics=[...] or score the frame first"
         )
-    columns = [model, *pair_keys, *([cluster] if cluster and cluster not in pair_keys else [])]
+    kept = [model, *pair_keys, *([cluster] if cluster and cluster not in pair_keys else [])]
+    frame = _apply_missing(frame, schema, chosen, missing, columns or {})
     try:
-        data = frame.select(*columns, *(c.column for c in chosen)).collect()
+        data = frame.select(*kept, *(c.column for c in chosen)).collect()
     except pl.exceptions.PolarsError as error:
         text = without_plan(error).strip()
         raise EvalframeError(
@@ -279,6 +293,45 @@ def compare(
         result = result.with_columns(p_adjusted=_adjust(result, correction))
         names.insert(names.index("p_value") + 1, "p_adjusted")
     return result.select(*keys, *names)
+
+
+def _apply_missing(
+    frame: pl.LazyFrame,
+    schema: Mapping[str, pl.DataType],
+    chosen: Sequence[MetricColumn],
+    missing: str,
+    mapping: Mapping[str, str],
+) -> pl.LazyFrame:
+    """Sample metrics' missing answers scored as ``aggregate`` scores them (``missing=``).
+
+    ``"wrong"``: the metric's worst score, so a model that did not answer loses the pair;
+    ``"exclude"``: left null (the pair is counted in ``n_null_pairs``); ``"error"``:
+    raise. Corpus metrics always leave them out of the pairs.
+    """
+    check_policy(missing)
+    replaced = []
+    for column in chosen:
+        if column.request is None or column.level != "sample":
+            continue
+        roles = answer_columns(column.request, schema, mapping)
+        if roles is None:
+            continue
+        is_missing = missing_rows(roles)
+        if missing == "error":
+            count = frame.select(is_missing.sum()).collect().item()
+            if count:
+                raise EvalframeError(
+                    f"metric {column.column!r}: {count} row(s) have no answer with "
+                    "missing='error'; use missing='wrong' or 'exclude'"
+                )
+        elif missing == "wrong":
+            replaced.append(
+                pl.when(is_missing)
+                .then(pl.lit(column.request.spec.worst))
+                .otherwise(pl.col(column.column))
+                .alias(column.column)
+            )
+    return frame.with_columns(replaced) if replaced else frame
 
 
 # --- validation -------------------------------------------------------------------------
