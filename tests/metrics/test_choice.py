@@ -223,7 +223,7 @@ def test_recall_at_k():
 
 
 def test_recall_k_must_be_positive():
-    with pytest.raises(EvalframeError, match=r"recall@0.*k=0 is invalid"):
+    with pytest.raises(EvalframeError, match=r"recall@0.*k='0' is invalid"):
         ef.score(frame(choice_logprobs=[[-1.0]], gold_index=[0]), ["recall@0"])
     with pytest.raises(EvalframeError, match="k=-1"):
         M.recall_at_k("choice_logprobs", "gold_index", k=-1)

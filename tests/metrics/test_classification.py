@@ -281,11 +281,14 @@ def test_score_and_aggregate():
     table = ef.aggregate(scored, bootstrap=50)
     values = dict(zip(table["metric"], table["value"], strict=True))
     assert values["f1(average=macro)"] == pytest.approx(0.8 / 3, rel=1e-15)
-    assert values["accuracy"] == pytest.approx(2 / 6, rel=1e-15)
+    # the null prediction is a missing answer: counted wrong by the sample metric (2 of 7),
+    # left out of the corpus ones (and counted in n_missing)
+    assert values["accuracy"] == pytest.approx(2 / 7, rel=1e-15)
     # MCC: c = 2, s = 6, t = (2, 2, 2), p = (3, 2, 1) (cat, dog, pig):
     # (12 - 12) / ... = 0
     assert values["mcc"] == 0.0
-    assert table.filter(pl.col("metric") == "mcc")["n_null"].item() == 1
+    mcc = table.filter(pl.col("metric") == "mcc")
+    assert (mcc["n_missing"].item(), mcc["n_null"].item()) == (1, 0)
 
 
 def test_lazy_and_streaming_statistics_equal_eager():
