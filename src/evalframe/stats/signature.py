@@ -91,7 +91,7 @@ def signature(
     if missing is not None:
         pairs.append(("missing", missing))
     pairs.append(("stderr", stderr))
-    if stderr == "bootstrap":
+    if stderr == "bootstrap" or stderr.startswith("bootstrap("):
         pairs.append(("B", str(bootstrap)))
         pairs.append(("seed", str(seed)))
     pairs.append(("ci", f"{interval}-{ci:g}"))
