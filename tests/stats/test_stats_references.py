@@ -282,3 +282,22 @@ def test_corpus_metrics_leave_missing_answers_out_under_any_policy():
 def test_missing_policy_is_validated():
     with pytest.raises(EvalframeError, match="missing='skip' is invalid"):
         ef.aggregate(_scored(), by="task", missing="skip")
+
+
+# --- signatures ------------------------------------------------------------------------------
+
+
+def test_the_cluster_bootstrap_signature_names_its_replicates_and_seed():
+    # the clustered bootstrap's numbers depend on B and the seed as the row bootstrap's do
+    rng = np.random.default_rng(6)
+    gold = rng.integers(0, 3, 200)
+    pred = np.where(rng.random(200) < 0.7, gold, (gold + 1) % 3)
+    frame = pl.DataFrame({"sample_id": np.repeat(np.arange(50), 4),
+                          "prediction": pred.astype(str), "gold": gold.astype(str)})
+    scored = ef.score(frame, ["f1(average=macro)"])
+    default = ef.aggregate(scored).row(0, named=True)
+    other = ef.aggregate(scored, bootstrap=200, seed=5).row(0, named=True)
+    assert default["stderr"] != other["stderr"]
+    assert "|stderr:bootstrap(sample_id)|B:1000|seed:0|ci:percentile-0.95|" in default["signature"]
+    assert "|stderr:bootstrap(sample_id)|B:200|seed:5|" in other["signature"]
+    assert default["signature"] != other["signature"]
