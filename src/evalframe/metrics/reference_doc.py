@@ -59,6 +59,11 @@ def _section(spec: MetricSpec) -> list[str]:
     lines.append(f"- **Level:** {spec.level}; higher is better: {spec.higher_is_better}")
     lines.append(f"- **Per-row statistics:** `{_dtype_text(spec)}`")
     lines.append(f"- **Reduce:** {_reduce_text(spec)}")
+    low, high = spec.bounds
+    lines.append(
+        f"- **Bounds:** [{low:g}, {high:g}] (intervals stay inside; a missing answer counts "
+        f"as {spec.worst:g} when the policy is 'wrong')"
+    )
     lines.append(f"- **Options:** {_escape(describe_options(spec))}")
     if spec.parameters:
         lines.append(f"- **Parameters in the name:** {', '.join(spec.parameters)}")
