@@ -60,10 +60,12 @@ def _section(spec: MetricSpec) -> list[str]:
     lines.append(f"- **Per-row statistics:** `{_dtype_text(spec)}`")
     lines.append(f"- **Reduce:** {_reduce_text(spec)}")
     low, high = spec.bounds
-    lines.append(
-        f"- **Bounds:** [{low:g}, {high:g}] (intervals stay inside; a missing answer counts "
-        f"as {spec.worst:g} when the policy is 'wrong')"
+    missing = (
+        f"a missing answer counts as {spec.worst:g} under missing='wrong'"
+        if spec.level == "sample"
+        else "missing answers are left out of the statistics and counted"
     )
+    lines.append(f"- **Bounds:** [{low:g}, {high:g}] (intervals stay inside; {missing})")
     lines.append(f"- **Options:** {_escape(describe_options(spec))}")
     if spec.parameters:
         lines.append(f"- **Parameters in the name:** {', '.join(spec.parameters)}")
