@@ -194,3 +194,19 @@ def test_bootstrap_interval_covers_the_true_f1_macro_95_percent_of_the_time():
     table = ef.aggregate(ef.score(frame, ["f1(average=macro)"]), by="sim")
     covered = ((table["ci_low"] <= truth) & (truth <= table["ci_high"])).mean()
     assert 0.935 <= covered <= 0.965, f"coverage {covered:.3f} (truth {truth:.4f})"
+
+
+def test_question_mean_is_the_mean_of_question_means():
+    # questions 1, 2, 3 with 1, 3 and 2 samples: question means 1, 0, 1/2 -> 1/2 (the row
+    # mean would be 2/6); SE = sd(1, 0, 1/2) / sqrt(3) = 0.5 / sqrt(3)
+    frame = pl.DataFrame({"sample_id": [1, 2, 2, 2, 3, 3], "squad_em": [1.0, 0, 0, 0, 1, 0]})
+    row = ef.aggregate(frame, stderr="question_mean").row(0, named=True)
+    assert row["value"] == 0.5
+    assert row["stderr"] == pytest.approx(0.5 / math.sqrt(3), rel=1e-15)
+    assert "stderr:question_mean(sample_id)" in row["signature"]
+
+
+def test_a_null_cluster_id_is_an_error():
+    frame = pl.DataFrame({"question": ["q1", "q1", None], "squad_em": [1.0, 0.0, 1.0]})
+    with pytest.raises(EvalframeError, match=r"'question' is null in 1 row\(s\) \(first: row 2\)"):
+        ef.aggregate(frame, cluster="question")

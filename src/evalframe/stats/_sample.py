@@ -128,6 +128,7 @@ def _with_clusters(
                 (question_means.std(ddof=1) / clusters.cast(pl.Float64).sqrt()).alias(
                     f"question{i}"
                 ),
+                question_means.mean().alias(f"qmean{i}"),
             )
         )
         summary = summary.join(robust, on=join_on, how="left", nulls_equal=True)
@@ -154,6 +155,12 @@ def _finish(
         clusters = n
         stderr, df, repeated = iid, n - 1, np.zeros(len(n), dtype=bool)
     binary = table[f"binary{i}"].to_numpy()
+    if clustered and settings.stderr == "question_mean":
+        # the mean of the questions' mean scores, the estimator this standard error is of
+        # (the row mean too when every question has as many samples)
+        mean = table[f"qmean{i}"].to_numpy().astype(np.float64)
+        binary = np.zeros(len(mean), dtype=bool)
+        repeated = np.ones(len(mean), dtype=bool)
     low, high = _interval(mean, stderr, n, df, binary, repeated, column.bounds, settings)
     unknown = table[f"unknown{i}"].to_numpy()
     missing_counts = table[f"missing{i}"].to_numpy().astype(np.float64)

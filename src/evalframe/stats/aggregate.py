@@ -385,12 +385,12 @@ def _cluster_column(
             raise EvalframeError(
                 f"cluster={cluster!r}: no such column; available: {list(schema)}"
             )
-        return cluster
+        return _checked_clusters(frame, cluster)
     if cluster not in (None, True):
         raise EvalframeError(f"cluster={cluster!r}: expected a column name, None or False")
     role_column = mapping.get("cluster", "cluster")
     if role_column in schema and role_column not in keys:
-        return role_column
+        return _checked_clusters(frame, role_column)
     sample_id = mapping.get("sample_id", "sample_id")
     if sample_id in schema and sample_id not in keys:
         group = keys or [pl.lit(0).alias(_ALL)]
@@ -402,13 +402,28 @@ def _cluster_column(
             .item()
         )
         if repeats:
-            return sample_id
+            return _checked_clusters(frame, sample_id)
     if cluster is True or stderr == "question_mean":
         raise EvalframeError(
             "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
             "does not repeat within a group; name the column with cluster='...'"
         )
     return None
+
+
+def _checked_clusters(frame: pl.LazyFrame, cluster: str) -> str:
+    """``cluster``, after checking no row lacks a cluster id (they would form one cluster)."""
+    found = frame.select(
+        nulls=pl.col(cluster).is_null().sum(),
+        first=pl.int_range(pl.len()).filter(pl.col(cluster).is_null()).min(),
+    ).collect()
+    if found["nulls"].item():
+        raise EvalframeError(
+            f"cluster column {cluster!r} is null in {found['nulls'].item()} row(s) (first: row "
+            f"{found['first'].item()}); every row needs a cluster id (a question id), or pass "
+            "cluster=False"
+        )
+    return cluster
 
 
 def _aggregate(

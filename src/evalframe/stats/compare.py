@@ -268,7 +268,10 @@ def compare(
         table = _compare_metric(
             matched, group_keys, i, column, resolved, cluster is not None, ci, bootstrap, seed
         )
-        text = _signature(column, resolved, on_keys, cluster, ci, bootstrap, seed, correction)
+        text = _signature(
+            column, resolved, on_keys, cluster, ci, bootstrap, seed, correction,
+            _missing_label(column, schema, missing, columns or {}),
+        )
         tables.append(
             groups.join(table, on=group_keys, how="left", nulls_equal=True, maintain_order="left")
             .with_columns(
@@ -293,6 +296,16 @@ def compare(
         result = result.with_columns(p_adjusted=_adjust(result, correction))
         names.insert(names.index("p_value") + 1, "p_adjusted")
     return result.select(*keys, *names)
+
+
+def _missing_label(
+    column: MetricColumn, schema: Mapping[str, pl.DataType], missing: str,
+    mapping: Mapping[str, str],
+) -> str:
+    """The missing-answer policy that made a column's numbers, as the signature says it."""
+    if column.request is None or answer_columns(column.request, schema, mapping) is None:
+        return "unknown"
+    return missing if column.level == "sample" else "exclude"
 
 
 def _apply_missing(
@@ -1039,12 +1052,14 @@ def _signature(
     bootstrap: int,
     seed: int,
     correction: str | None,
+    missing: str,
 ) -> str:
     if column.request is None:
         pairs = [("metric", f"column:{column.column}")]
     else:
         pairs = _metric_pairs(column.request)
     pairs.append(("reduce", column.reduction.name))
+    pairs.append(("missing", missing))
     pairs.append(("method", method))
     resampled = method == "bootstrap" or column.level == "corpus"
     if resampled:
