@@ -59,7 +59,9 @@ def test_paired_t_hand_computed():
     # r = .0625 / sqrt(.3125 * .0625) = 1 / sqrt(5)
     assert row["correlation"] == pytest.approx(1 / math.sqrt(5), rel=1e-12)
     sig = row["signature"]
-    assert sig.startswith("metric:column:score|reduce:mean|missing:unknown|method:paired|stderr:sem|ci:t-0.95|")
+    assert sig.startswith(
+        "metric:column:score|reduce:mean|missing:unknown|method:paired|stderr:sem|ci:t-0.95|"
+    )
     assert "|on:sample_id|correction:none|version:" in sig and "B:" not in sig
 
 
@@ -265,7 +267,9 @@ def test_corpus_paired_bootstrap_is_seeded_and_reduces_like_aggregate():
     other = ef.compare(scored, baseline="base", by="task", seed=1)
     assert other["diff"].equals(table["diff"]) and not other["stderr"].equals(table["stderr"])
     sig = table["signature"][1]
-    assert sig.startswith("metric:mcc|opts:-|reduce:matthews_corrcoef|missing:exclude|method:bootstrap|")
+    assert sig.startswith(
+        "metric:mcc|opts:-|reduce:matthews_corrcoef|missing:exclude|method:bootstrap|"
+    )
     assert "|stderr:bootstrap|B:1000|seed:0|ci:percentile-0.95|" in sig
 
 
