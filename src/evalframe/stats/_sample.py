@@ -18,6 +18,7 @@ from evalframe.errors import EvalframeError
 from evalframe.stats import intervals
 from evalframe.stats.missing import RoleColumns, missing_rows
 from evalframe.stats.signature import signature
+from evalframe.stats.stderr import clustered_stderr_expr
 
 _ALL = "__evalframe_all__"
 
@@ -102,34 +103,17 @@ def _with_clusters(
     columns: Sequence[SampleColumn],
     settings: Settings,
 ) -> pl.LazyFrame:
-    """Join each column's clustered (or question-mean) standard error and cluster count."""
-    cluster = pl.col(settings.cluster)
-    group = keys or [pl.lit(0).alias(_ALL)]
+    """Join each column's clustered (and question-mean) standard error and cluster count."""
     join_on = keys or [_ALL]
+    if not keys:
+        derived = derived.with_columns(pl.lit(0).alias(_ALL))
     for i, _ in enumerate(columns):
-        value = pl.col(f"__v{i}")
-        per_cluster = (
-            derived.filter(value.is_not_null())
-            .group_by([*group, cluster])
-            .agg(total=value.sum(), count=value.count())
-        )
-        n = pl.col("count").sum()
-        mean = pl.col("total").sum() / n
-        clusters = pl.len()
-        residual = ((pl.col("total") - pl.col("count") * mean) ** 2).sum()
-        question_means = pl.col("total") / pl.col("count")
-        robust = (
-            per_cluster.group_by(join_on)
-            .agg(
-                clusters.cast(pl.UInt32).alias(f"clusters{i}"),
-                pl.when(clusters > 1)
-                .then((clusters / (clusters - 1) * residual).sqrt() / n)
-                .alias(f"clustered{i}"),
-                (question_means.std(ddof=1) / clusters.cast(pl.Float64).sqrt()).alias(
-                    f"question{i}"
-                ),
-                question_means.mean().alias(f"qmean{i}"),
-            )
+        robust = clustered_stderr_expr(derived, join_on, f"__v{i}", settings.cluster).select(
+            *join_on,
+            pl.col("n_clusters").alias(f"clusters{i}"),
+            pl.col("stderr").alias(f"clustered{i}"),
+            pl.col("question_stderr").alias(f"question{i}"),
+            pl.col("question_mean").alias(f"qmean{i}"),
         )
         summary = summary.join(robust, on=join_on, how="left", nulls_equal=True)
     return summary

@@ -62,31 +62,26 @@ class MetricColumn:
         return self.request.spec.level if self.request is not None else "sample"
 
 
-def recorded_metrics(paths: Sequence[str | Path]) -> dict[str, str]:
-    """Column -> metric request, as ``evalframe score`` recorded them in parquet metadata."""
+def _recorded(paths: Sequence[str | Path], key: str) -> dict[str, str]:
     recorded: dict[str, str] = {}
     for path in paths:
         if not str(path).lower().endswith((".parquet", ".pq")):
             continue
         try:
-            metadata = pl.read_parquet_metadata(path)
-        except (OSError, pl.exceptions.PolarsError):
+            recorded.update(decode_metadata(pl.read_parquet_metadata(path), key))
+        except (OSError, pl.exceptions.PolarsError):  # not evalframe's: nothing recorded
             continue
-        recorded.update(decode_metadata(metadata))
     return recorded
+
+
+def recorded_metrics(paths: Sequence[str | Path]) -> dict[str, str]:
+    """Column -> metric request, as ``evalframe score`` recorded them in parquet metadata."""
+    return _recorded(paths, METADATA_KEY)
 
 
 def recorded_mapping(paths: Sequence[str | Path]) -> dict[str, str]:
     """The role -> column mapping ``evalframe score`` recorded in parquet metadata."""
-    mapping: dict[str, str] = {}
-    for path in paths:
-        if not str(path).lower().endswith((".parquet", ".pq")):
-            continue
-        try:
-            mapping.update(decode_metadata(pl.read_parquet_metadata(path), ROLES_KEY))
-        except (OSError, pl.exceptions.PolarsError):
-            continue
-    return mapping
+    return _recorded(paths, ROLES_KEY)
 
 
 def decode_metadata(metadata: Mapping[str, str], key: str = METADATA_KEY) -> dict[str, str]:

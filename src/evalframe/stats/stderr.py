@@ -101,11 +101,13 @@ def variance_split(values: np.ndarray, clusters: np.ndarray) -> tuple[float, flo
 def clustered_stderr_expr(
     frame: pl.LazyFrame, keys: Sequence[str], value: str, cluster: str
 ) -> pl.LazyFrame:
-    """Per group of ``keys``: ``n``, ``n_clusters``, ``mean`` and the clustered ``stderr``.
+    """Per group of ``keys``: ``n``, ``n_clusters``, ``mean``, the clustered ``stderr``, and
+    the question-mean form (``question_mean``, ``question_stderr``).
 
     Two passes: the sum and count of ``value`` per (group, cluster), then per group
     ``sum_c (S_c - n_c * mean)**2`` (the squared residual sum of each cluster), which
-    equals the formula of :func:`clustered_stderr`. Null values are left out.
+    equals the formula of :func:`clustered_stderr`; and the mean and standard error of
+    the clusters' means (:func:`question_mean_stderr`). Null values are left out.
     """
     keys = list(keys)
     x = pl.col(value).cast(pl.Float64)
@@ -118,17 +120,19 @@ def clustered_stderr_expr(
     mean = pl.col("sum").sum() / total
     clusters = pl.len()
     residual = ((pl.col("sum") - pl.col("count") * mean) ** 2).sum()
-    grouped = per_cluster.group_by(keys) if keys else per_cluster.select(pl.all())
+    question_means = pl.col("sum") / pl.col("count")
     aggregations = [
         total.alias("n"),
-        clusters.alias("n_clusters"),
+        clusters.cast(pl.UInt32).alias("n_clusters"),
         mean.alias("mean"),
         (
             pl.when(clusters > 1)
             .then((clusters / (clusters - 1) * residual).sqrt() / total)
             .otherwise(None)
         ).alias("stderr"),
+        question_means.mean().alias("question_mean"),
+        (question_means.std(ddof=1) / clusters.cast(pl.Float64).sqrt()).alias("question_stderr"),
     ]
     if keys:
-        return grouped.agg(aggregations)
+        return per_cluster.group_by(keys).agg(aggregations)
     return per_cluster.select(aggregations)
