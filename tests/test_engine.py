@@ -148,3 +148,12 @@ def test_files_and_globs(tmp_path, counts):
     counts.tail(1).write_parquet(tmp_path / "b.parquet")
     scored = ef.score(str(tmp_path / "*.parquet"), ["pass@1"])
     assert scored["pass@1"].to_list() == pytest.approx([0.0, 1.0, 0.4])
+
+
+def test_wrong_argument_types_are_clear_errors(counts):
+    with pytest.raises(EvalframeError, match="overwrite='yes' must be True or False"):
+        ef.score(counts, ["pass@1"], overwrite="yes")
+    with pytest.raises(EvalframeError, match="columns must map roles"):
+        ef.score(counts, ["pass@1"], columns=["n"])
+    with pytest.raises(EvalframeError, match="metrics must be a list"):
+        ef.score(counts, None)

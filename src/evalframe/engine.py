@@ -122,6 +122,8 @@ def score(
     """
     requests = parse_requests(metrics)
     check_mapping(columns)
+    if not isinstance(overwrite, bool):
+        raise EvalframeError(f"overwrite={overwrite!r} must be True or False")
     frame = scan(source, schema=schema, csv_empty=csv_empty)
     scored, _ = score_plan(frame, requests, columns, overwrite=overwrite)
     if isinstance(source, pl.LazyFrame):

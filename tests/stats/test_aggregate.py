@@ -210,3 +210,20 @@ def test_a_null_cluster_id_is_an_error():
     frame = pl.DataFrame({"question": ["q1", "q1", None], "squad_em": [1.0, 0.0, 1.0]})
     with pytest.raises(EvalframeError, match=r"'question' is null in 1 row\(s\) \(first: row 2\)"):
         ef.aggregate(frame, cluster="question")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ci": "0.9"}, "ci='0.9' must be a number"),
+        ({"missing": "drop"}, "missing='drop' is invalid"),
+        ({"interval": "bca"}, "interval='bca' is invalid"),
+        ({"cluster": 3}, "cluster=3: expected a column name"),
+        ({"wide": "yes"}, "wide='yes' must be True or False"),
+        ({"bootstrap": 1}, "bootstrap=1 must be an integer >= 2"),
+        ({"stderr": "robust"}, "stderr='robust' is invalid"),
+    ],
+)
+def test_wrong_arguments_are_clear_errors(kwargs, message):
+    with pytest.raises(EvalframeError, match=message):
+        aggregate(SCORED, **kwargs)

@@ -279,8 +279,11 @@ def aggregate(
     │ a    ┆ 2   ┆ 1      ┆ 0.5   ┆ 0.5    │
     └──────┴─────┴────────┴───────┴────────┘
     """
-    if not 0 < ci < 1:
-        raise EvalframeError(f"ci={ci!r} must be strictly between 0 and 1 (e.g. 0.95)")
+    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
+        raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
+    for name, flag in (("keep_empty", keep_empty), ("wide", wide)):
+        if not isinstance(flag, bool):
+            raise EvalframeError(f"{name}={flag!r} must be True or False")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 2:
         raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 2 (e.g. 1000)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
