@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy.optimize import linear_sum_assignment
 
 from evalframe.errors import EvalframeError
 from evalframe.normalize._python_text import whitespace_characters
@@ -214,6 +213,9 @@ def _aligned_means(scores: np.ndarray, n_gold: np.ndarray, n_pred: np.ndarray) -
     square = np.flatnonzero(~line & (sizes > 0))
     if not square.size:
         return out
+    # imported here: scipy.optimize costs ~0.2 s at start-up, and most rows never get here
+    from scipy.optimize import linear_sum_assignment
+
     aligned = np.zeros((square.size, int(widths[square].max())))
     for k, (start, rows, columns) in enumerate(
         zip(starts[square].tolist(), n_gold[square].tolist(), n_pred[square].tolist(), strict=True)

@@ -22,7 +22,6 @@ All vectorised over numpy arrays (one entry per group).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri, stdtrit
 
 #: The interval methods ``aggregate`` accepts (``"auto"`` picks one by the scores).
 METHODS = ("auto", "wilson", "t", "normal", "bootstrap")
@@ -30,6 +29,8 @@ METHODS = ("auto", "wilson", "t", "normal", "bootstrap")
 
 def normal_quantile(level: float) -> float:
     """The two-sided normal quantile for a confidence ``level`` (1.96 for 0.95)."""
+    from scipy.special import ndtri  # imported when first needed (start-up time)
+
     return float(ndtri(0.5 + level / 2))
 
 
@@ -93,6 +94,8 @@ def t_interval(
     bounds: tuple[float, float],
 ) -> tuple[np.ndarray, np.ndarray]:
     """``value -/+ t(df) SE``, clipped to ``bounds``; NaN where ``df`` < 1."""
+    from scipy.special import stdtrit  # imported when first needed (start-up time)
+
     df = np.asarray(df, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         t = np.where(df >= 1, stdtrit(np.maximum(df, 1), 0.5 + level / 2), np.nan)

@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-from scipy.special import ndtr, ndtri
 
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
@@ -400,8 +399,22 @@ def _check_target(target: ArrayLike, alpha: npt.NDArray[np.float64]) -> npt.NDAr
     return values
 
 
+def _ndtr(x):
+    """The standard normal CDF (scipy's, imported when first needed: start-up time)."""
+    from scipy.special import ndtr as cdf
+
+    return cdf(x)
+
+
+def _ndtri(p):
+    """The standard normal quantile (scipy's, imported when first needed)."""
+    from scipy.special import ndtri as quantile
+
+    return quantile(p)
+
+
 def _critical(alpha: npt.NDArray[np.float64], two_sided: bool) -> npt.NDArray[np.float64]:
-    return ndtri(1 - alpha / 2) if two_sided else ndtri(1 - alpha)
+    return _ndtri(1 - alpha / 2) if two_sided else _ndtri(1 - alpha)
 
 
 def _power_at(
@@ -410,8 +423,8 @@ def _power_at(
     """Power at standardised effect ``x = |delta| / SE``."""
     z = _critical(alpha, two_sided)
     if two_sided:
-        return ndtr(x - z) + ndtr(-x - z)
-    return ndtr(x - z)
+        return _ndtr(x - z) + _ndtr(-x - z)
+    return _ndtr(x - z)
 
 
 def _effect_for(
@@ -420,11 +433,11 @@ def _effect_for(
     """The standardised effect ``x >= 0`` at which the power is ``target`` (vectorised)."""
     target, alpha = np.broadcast_arrays(target, alpha)
     z = _critical(alpha, two_sided)
-    high = z + ndtri(target)
+    high = z + _ndtri(target)
     if not two_sided:
         return high
     # Phi(x - z) <= power(x) <= Phi(x - z) + alpha / 2 brackets the root; bisect it
-    low = np.maximum(z + ndtri(np.maximum(target - alpha / 2, 0.0)), 0.0)
+    low = np.maximum(z + _ndtri(np.maximum(target - alpha / 2, 0.0)), 0.0)
     for _ in range(200):
         mid = (low + high) / 2
         below = _power_at(mid, alpha, True) < target
