@@ -315,3 +315,22 @@ def test_a_closed_output_pipe_is_not_a_traceback(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdout", Stdout())
     assert main(["score", str(path), "-m", "pass@1", "-o", "-", "--quiet"]) == EXIT_BROKEN_PIPE
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_reading_options_reach_the_loader(tmp_path):
+    # '007' stays text with --schema; an empty CSV field is '' unless --csv-empty null
+    path = tmp_path / "answers.csv"
+    path.write_text('prediction,gold\n007,007\n"",x\n,y\n')
+    out = tmp_path / "o.parquet"
+    assert run("score", str(path), "-m", "exact_match", "--schema", "prediction=str",
+               "--schema", "gold=str", "-o", str(out), "--quiet").returncode == 0
+    frame = pl.read_parquet(out)
+    assert frame["prediction"].to_list() == ["007", "", ""]
+    assert frame["exact_match"].to_list() == [1.0, 0.0, 0.0]
+    assert run("score", str(path), "-m", "exact_match", "--schema", "prediction=str",
+               "--schema", "gold=str", "--csv-empty", "null", "-o", str(out),
+               "--quiet").returncode == 0
+    # unquoted empty field: null (a missing answer); quoted "": still an empty string
+    assert pl.read_parquet(out)["exact_match"].to_list() == [1.0, 0.0, None]
+    bad = run("score", str(path), "-m", "exact_match", "--schema", "prediction")
+    assert bad.returncode == 2 and "COLUMN=TYPE" in bad.stderr.decode()
