@@ -125,12 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="aggregate scored files per group: mean, standard error, confidence interval",
         description=(
             "Aggregate the metric columns of scored files: one row per group and metric with "
-            "n, n_null, value, stderr, ci_low, ci_high (normal approximation) and a signature "
-            "of what determines the numbers. Sample-level metrics: the mean and the standard "
-            "error of the mean. Corpus-level metrics (f1, mcc, perplexity...): the metric's "
-            "formula over the group's statistics and a seeded bootstrap standard error. Null "
-            "scores are not counted in n. Groups in which a metric has no score at all are "
-            "left out (use --keep-empty to keep them)."
+            "n, n_missing, n_null, value, stderr, ci_low, ci_high, n_clusters and a signature "
+            "of what determines the numbers. Sample-level metrics: the mean, the standard "
+            "error of the mean (clustered when rows repeat a question) and an interval inside "
+            "the metric's bounds (Wilson for 0/1 scores, Student-t otherwise). Corpus-level "
+            "metrics (f1, mcc, perplexity...): the metric's formula over the group's "
+            "statistics, a seeded bootstrap standard error and percentile interval. A missing "
+            "answer (null prediction) counts as wrong by default (--missing); a row without a "
+            "gold is left out and counted in n_null. Groups in which a metric has no score at "
+            "all are left out (use --keep-empty to keep them)."
         ),
         epilog="Example: evalframe aggregate scored.parquet --by model,task -o summary.csv",
     )
@@ -628,17 +631,27 @@ def _run_power(args: argparse.Namespace) -> int:
 
 def _notes(table: pl.DataFrame) -> None:
     """One line each: rows without a gold, missing answers, the clustering applied."""
-    unscoreable = int(table["n_null"].sum() or 0)
+    known = table.filter(pl.col("n_missing").is_not_null())
+    unknown = table.filter(pl.col("n_missing").is_null())
+    unscoreable = int(known["n_null"].sum() or 0)
     if unscoreable:
         sys.stderr.write(
-            f"note: {unscoreable} row(s) cannot be scored (a null gold or reference): left "
-            "out of n, counted in n_null\n"
+            f"note: {unscoreable} score(s) over all metrics cannot be computed (a null gold "
+            "or reference): left out of n, counted in n_null\n"
         )
-    missing = int(table["n_missing"].fill_null(0).sum() or 0)
+    if int(unknown["n_null"].sum() or 0):
+        sys.stderr.write(
+            f"note: {int(unknown['n_null'].sum())} null score(s) in metric(s) "
+            f"{sorted(set(unknown['metric']))} whose answer columns are not in the input: "
+            "missing answers cannot be told from rows without a gold (left out, n_missing "
+            "empty); give the role mapping with --col\n"
+        )
+    missing = int(known["n_missing"].sum() or 0)
     if missing:
         sys.stderr.write(
-            f"note: {missing} missing answer(s) (a null prediction), counted in n_missing; "
-            "the signature says how they were scored (--missing)\n"
+            f"note: {missing} missing answer(s) over all metrics (a null answer column: "
+            "prediction, choice_logprobs...), counted in n_missing; the signature says how "
+            "they were scored (--missing)\n"
         )
     clustered = sorted(
         {part.split("(")[1].rstrip(")") for text in table["signature"]

@@ -43,7 +43,9 @@ def test_schema_reads_numeric_looking_column_as_text(tmp_path):
     path = write_rows(tmp_path / "d.csv", [["id", "prediction", "gold"], ["007", "1", "1.0"]])
     frame = load(path, schema={"id": "str", "prediction": pl.String, "gold": "str"})
     assert frame.row(0) == ("007", "1", "1.0")
-    assert load(path).schema["id"] == pl.Int64  # inferred without schema=
+    # without schema=: '007' stays text (a number would not give it back), '1' is a number
+    assert load(path).schema["id"] == pl.String
+    assert load(path).schema["prediction"] == pl.Int64
 
 
 def test_schema_cast_error_names_column_and_first_bad_row(tmp_path):
@@ -163,3 +165,12 @@ def test_invalid_utf8_names_the_line(tmp_path):
     path.write_bytes(b"a,b\nx,y\nz,\xff\n")
     with pytest.raises(EvalframeError, match=r"d\.csv'.*line 3 is not valid UTF-8"):
         load(path)
+
+
+def test_number_like_text_a_number_would_not_give_back_stays_text(tmp_path):
+    # '01' and '007' are labels: read as integers they would become 1 and 7
+    path = tmp_path / "labels.csv"
+    path.write_text("prediction,gold,n\n01,1,3\n007,7,4\n+2,2,5\n")
+    frame = ef.load(path)
+    assert frame.schema["prediction"] == pl.String and frame.schema["n"] == pl.Int64
+    assert frame["prediction"].to_list() == ["01", "007", "+2"]

@@ -106,3 +106,17 @@ def test_alias_may_be_a_harness_result_key_and_roles_are_not_options():
     assert request.column == "exact_match,strict-match"
     with pytest.raises(EvalframeError, match="no option 'passed'"):
         parse_request("pass@1(passed='flags')")
+
+
+def test_an_alias_may_not_be_another_metrics_name():
+    # read back later, a column called "acc" would be taken for the metric acc
+    with pytest.raises(EvalframeError, match="'acc' is the name of another metric"):
+        parse_request("acc=exact_match")
+    with pytest.raises(EvalframeError, match="needs a name"):
+        parse_requests({" ": "exact_match"})
+    assert parse_request("exact_match=exact_match(ignore_case=true)").column == "exact_match"
+
+
+def test_option_values_the_metric_refuses_are_found_before_reading(tmp_path):
+    with pytest.raises(EvalframeError, match=r"regexes_to_ignore: '\(' is not a valid regular"):
+        ef.score(str(tmp_path / "absent.jsonl"), ["exact_match(regexes_to_ignore=['('])"])

@@ -227,3 +227,15 @@ def test_a_null_cluster_id_is_an_error():
 def test_wrong_arguments_are_clear_errors(kwargs, message):
     with pytest.raises(EvalframeError, match=message):
         aggregate(SCORED, **kwargs)
+
+
+def test_stacked_files_that_disagree_on_a_column_are_an_error(tmp_path):
+    frame = pl.DataFrame({"prediction": ["a", "b"], "gold": ["a", "a"]})
+    first, second = tmp_path / "1.parquet", tmp_path / "2.parquet"
+    ef.save(ef.score(frame, {"score": "exact_match"}), first,
+            metadata={"evalframe.metrics": '{"score": "exact_match"}'})
+    ef.save(ef.score(frame, {"score": "squad_em"}), second,
+            metadata={"evalframe.metrics": '{"score": "squad_em"}'})
+    with pytest.raises(EvalframeError, match=r"column 'score' is 'exact_match' in .*1.parquet.* "
+                                             r"but 'squad_em' in .*2.parquet"):
+        ef.aggregate([str(first), str(second)])

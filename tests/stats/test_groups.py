@@ -254,3 +254,15 @@ def test_differing_subtask_signatures_are_an_error():
     )
     with pytest.raises(EvalframeError, match="aggregated differently"):
         group_tasks(table, GROUPS, by="model")
+
+
+def test_group_intervals_stay_inside_the_metrics_bounds_and_names_are_distinct():
+    import evalframe as ef
+
+    # 1 right of 40: value 0.025, SE ~0.025: the normal interval would start below 0
+    runs = pl.DataFrame({"task": ["a"] * 20 + ["b"] * 20, "exact_match": [1.0] + [0.0] * 39})
+    table = ef.aggregate(runs, by="task", metrics=["exact_match"])
+    row = ef.group_tasks(table, {"g": ["a", "b"]}).row(0, named=True)
+    assert row["ci_low"] == 0.0 and row["ci_high"] <= 1.0
+    with pytest.raises(EvalframeError, match=r"group name\(s\) \['a'\] are also tasks"):
+        ef.group_tasks(table, {"a": ["a", "b"]})

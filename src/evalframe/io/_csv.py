@@ -7,8 +7,10 @@ Rules:
   non-empty field is an integer that fits, else Float64 when every one is a number
   (``NaN``, ``inf`` included) and none an integer too large for Int64, else Boolean when
   every one is ``true``/``false`` (or ``True``, ``TRUE``...), else String. A ``10.5`` after
-  a million integers makes the column Float64. (polars' own ``infer_schema_length=None``
-  does the same job about four times slower.)
+  a million integers makes the column Float64. A column with number-like text a number
+  would not give back (``007``, ``+1``, `` 2``) stays text, so ids and labels keep their
+  spelling. (polars' own ``infer_schema_length=None`` does the same job about four times
+  slower.)
 - An empty field of a text column is the empty string ``""`` (``csv_empty="string"``, the
   default), which is how pandas and Python's ``csv`` write empty strings; a CSV cannot tell
   an empty string from a missing one, so a null text value written to CSV reads back as
@@ -93,6 +95,8 @@ def infer_types(text: pl.LazyFrame, names: list[str]) -> dict[str, pl.DataType]:
     for name, seen in zip(names, found, strict=True):
         if not seen["any"]:
             continue  # nothing but empty fields: text
+        if seen["not_canonical"]:
+            continue  # '007', '+1', ' 2': reading them as numbers would change the text
         if not seen["not_int"]:
             inferred[name] = pl.Int64()
         elif not (seen["not_float"] or seen["big_int"]):
@@ -115,7 +119,14 @@ def _evidence(name: str) -> pl.Expr:
         not_float=(present & number.is_null()).any(),
         big_int=column.filter(too_big).str.contains(INTEGER).any(),
         not_bool=(present & ~column.is_in(BOOLEAN_SPELLINGS)).any(),
+        not_canonical=(present & column.str.contains(_NOT_CANONICAL)).any(),
     )
+
+
+#: Number-like text that a number would not give back: a leading zero before a digit
+#: (``007``, ``-01``), a leading ``+``, surrounding whitespace. Such a column stays text:
+#: ids and labels keep their spelling (``'01' != '1'``).
+_NOT_CANONICAL = r"^[+-]?0[0-9]|^\+|^\s|\s$"
 
 
 def read_header(path: Path) -> list[str]:

@@ -105,7 +105,47 @@ def parse_request(text: str, *, column: str | None = None) -> MetricRequest:
     options = validate_options(spec, name, options, params)
     if column is None:
         column = alias if alias is not None else text.strip()
-    return MetricRequest(column=column, name=name, spec=spec, params=params, options=options)
+    _check_column_name(column, spec, text)
+    request = MetricRequest(column=column, name=name, spec=spec, params=params, options=options)
+    _dry_build(request)
+    return request
+
+
+def _check_column_name(column: str, spec: MetricSpec, text: str) -> None:
+    """An output column must not be empty, nor be named as a different metric.
+
+    A column called ``acc`` is read back as the metric ``acc`` (its statistics, its
+    reduce, its missing-answer rule); naming the output of ``exact_match`` so would make
+    every later aggregate of it wrong.
+    """
+    if not column.strip():
+        raise EvalframeError(f"metric {text!r}: the output column needs a name")
+    try:
+        other, _ = resolve(column)
+    except EvalframeError:
+        return
+    if other is not spec:
+        raise EvalframeError(
+            f"metric {text!r}: the column name {column!r} is the name of another metric "
+            f"({other.name!r}), so the column would be read back as that metric; choose "
+            "another alias"
+        )
+
+
+def _dry_build(request: MetricRequest) -> None:
+    """Build the expression on placeholder columns: option values the metric refuses (a
+    bad regex, say) are reported now, before any input is read."""
+    roles = request.spec.role_sets[0] if request.spec.role_sets else ()
+    placeholders = {role: pl.col(f"__evalframe_{role}") for role in roles}
+    try:
+        request.build(placeholders)
+    except EvalframeError as error:
+        text = str(error)
+        if text.startswith("metric "):
+            raise
+        raise EvalframeError(f"metric {request.column!r}: {text}") from None
+    except Exception:  # the expression needs the real columns to be built: checked later
+        return
 
 
 def parse_requests(metrics: str | Sequence[str] | Mapping[str, str]) -> list[MetricRequest]:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe.errors import EvalframeError, without_plan
 from evalframe.normalize._python_text import (
     lower,
     whitespace_characters,
@@ -77,6 +78,17 @@ def python_regex(pattern: str) -> str:
             out.append(ch)
             i += 1
     return "".join(out)
+
+
+def _check_regex(pattern: str, translated: str) -> None:
+    """A pattern the regex engine refuses is an error now, naming it (not when rows run)."""
+    try:
+        pl.select(pl.lit("").str.replace_all(translated, ""))
+    except pl.exceptions.PolarsError as error:
+        detail = " ".join(without_plan(error).split())
+        raise EvalframeError(
+            f"regexes_to_ignore: {pattern!r} is not a valid regular expression ({detail})"
+        ) from None
 
 
 def harness_normalize(
@@ -140,7 +152,9 @@ def harness_normalize(
     if isinstance(regexes_to_ignore, str):
         regexes_to_ignore = (regexes_to_ignore,)
     for pattern in regexes_to_ignore:
-        text = text.str.replace_all(python_regex(pattern), "").str.strip_chars_end("\x00")
+        translated = python_regex(pattern)
+        _check_regex(pattern, translated)
+        text = text.str.replace_all(translated, "").str.strip_chars_end("\x00")
     if ignore_case:
         text = lower(text)
     if ignore_punctuation:

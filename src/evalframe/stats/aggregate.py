@@ -63,14 +63,30 @@ class MetricColumn:
 
 
 def _recorded(paths: Sequence[str | Path], key: str) -> dict[str, str]:
+    """What the files recorded under ``key``; files that disagree on a name are an error.
+
+    Stacked files must mean the same thing by a column: one file's ``acc`` scored as
+    ``exact_match`` and another's as ``acc`` cannot be aggregated together.
+    """
     recorded: dict[str, str] = {}
+    source: dict[str, str] = {}
     for path in paths:
         if not str(path).lower().endswith((".parquet", ".pq")):
             continue
         try:
-            recorded.update(decode_metadata(pl.read_parquet_metadata(path), key))
+            found = decode_metadata(pl.read_parquet_metadata(path), key)
         except (OSError, pl.exceptions.PolarsError):  # not evalframe's: nothing recorded
             continue
+        for name, value in found.items():
+            if name in recorded and recorded[name] != value:
+                what = "column" if key == METADATA_KEY else "role"
+                raise EvalframeError(
+                    f"{what} {name!r} is {recorded[name]!r} in {source[name]!r} but {value!r} "
+                    f"in {str(path)!r}: files read together must record the same "
+                    f"{'metric' if key == METADATA_KEY else 'column'} for it; aggregate them "
+                    "separately, or rename the column in one of them"
+                )
+            recorded[name], source[name] = value, str(path)
     return recorded
 
 

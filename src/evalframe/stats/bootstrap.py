@@ -72,7 +72,8 @@ def bootstrap_sums(
         weights = np.stack(
             [np.bincount(rng.integers(0, n, size=n), minlength=n) for _ in range(stop - start)]
         ).astype(np.float64)
-        sums[start:stop] = weights @ matrix
+        with np.errstate(invalid="ignore", over="ignore"):  # inf statistics: NaN replicates
+            sums[start:stop] = weights @ matrix
     return np.asarray(
         reduction.formula({name: sums[:, i] for i, name in enumerate(names)}), dtype=np.float64
     )

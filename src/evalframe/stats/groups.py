@@ -41,6 +41,7 @@ shape: (2, 5)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import polars as pl
@@ -217,6 +218,13 @@ def group_tasks(
             "in by="
         )
     members = _members(groups, task, table.schema[task])
+    existing = set(table[task].cast(pl.String).to_list())
+    clashing = sorted(str(name) for name in groups if str(name) in existing)
+    if clashing:
+        raise EvalframeError(
+            f"group name(s) {clashing} are also tasks of the table: the group's rows could not "
+            "be told from the task's; rename the group(s)"
+        )
     group_keys = [*keys, "metric", _GROUP]
     joined = table.join(members, on=task, how="inner")
     present = joined.filter(pl.col("value").is_not_null())
@@ -313,10 +321,15 @@ def group_tasks(
         .with_columns(__order=pl.col(_GROUP).replace_strict(order, return_dtype=pl.Int64))
         .sort("__order", "__row", "__method")
     )
+    result = result.with_columns(signature=_signature(ci))
+    bounds = [_bounds(row) for row in result.select("metric", "signature").iter_rows()]
+    low = pl.Series([b[0] for b in bounds], dtype=pl.Float64)
+    high = pl.Series([b[1] for b in bounds], dtype=pl.Float64)
     result = result.with_columns(
-        ci_low=pl.col("value") - z * pl.col("stderr"),
-        ci_high=pl.col("value") + z * pl.col("stderr"),
-        signature=_signature(ci),
+        # the normal interval, clipped to the metric's bounds (a group of accuracies stays
+        # in [0, 1])
+        ci_low=pl.max_horizontal(pl.col("value") - z * pl.col("stderr"), pl.lit(low)),
+        ci_high=pl.min_horizontal(pl.col("value") + z * pl.col("stderr"), pl.lit(high)),
     ).rename({_GROUP: task})
     columns = [
         *(c for c in table.columns if c not in _ADDED),
@@ -329,6 +342,21 @@ def group_tasks(
             expr = expr.cast(table.schema[column])
         selected.append(expr.alias(column))
     return result.select(*selected, *_ADDED)
+
+
+def _bounds(row: tuple[object, object]) -> tuple[float, float]:
+    """The metric's bounds, from its signature (``metric:NAME``) or its column name."""
+    from evalframe.metrics.registry import resolve
+
+    metric, text = row
+    names = [part[len("metric:"):] for part in str(text or "").split("|")
+             if part.startswith("metric:")]
+    for name in [*names, str(metric)]:
+        try:
+            return resolve(name)[0].bounds
+        except EvalframeError:
+            continue
+    return (-math.inf, math.inf)
 
 
 def _inferred_ci(present: pl.DataFrame) -> float:
