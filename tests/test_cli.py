@@ -334,3 +334,21 @@ def test_reading_options_reach_the_loader(tmp_path):
     assert pl.read_parquet(out)["exact_match"].to_list() == [1.0, 0.0, None]
     bad = run("score", str(path), "-m", "exact_match", "--schema", "prediction")
     assert bad.returncode == 2 and "COLUMN=TYPE" in bad.stderr.decode()
+
+
+def test_a_recorded_metric_column_that_was_renamed_is_reported(tmp_path, dump):
+    scored = tmp_path / "s.parquet"
+    assert run("score", str(dump), "-m", "squad_em", "-m", "squad_f1", "--col",
+               "prediction=pred", "--col", "gold=answers", "-o", str(scored),
+               "--quiet").returncode == 0
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(scored)
+    renamed = table.rename_columns(
+        ["em_renamed" if name == "squad_em" else name for name in table.column_names]
+    )
+    edited = tmp_path / "edited.parquet"
+    pq.write_table(renamed.replace_schema_metadata(table.schema.metadata), edited)
+    result = run("aggregate", str(edited))
+    assert result.returncode == 0, result.stderr.decode()
+    assert "'squad_em' (no such column: renamed or dropped?)" in result.stderr.decode()

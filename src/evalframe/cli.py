@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -42,6 +43,7 @@ from evalframe.stats.aggregate import (
     metric_columns,
     recorded_mapping,
     recorded_metrics,
+    unusable_recorded,
     widen,
 )
 from evalframe.stats.compare import compare
@@ -478,7 +480,18 @@ def _run_aggregate(args: argparse.Namespace) -> int:
             f"evalframe aggregate: --by {','.join(missing)}: no such column(s); available: "
             f"{', '.join(schema)}"
         )
-    chosen = args.metrics or metric_columns(frame, recorded)
+    if args.metrics:
+        chosen = args.metrics
+    else:
+        lost = unusable_recorded(schema, recorded)
+        if lost and not args.quiet:
+            sys.stderr.write(
+                f"note: metric column(s) the scored file records are not aggregated: "
+                f"{'; '.join(lost)}\n"
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            chosen = metric_columns(frame, recorded)
     names = {name: recorded.get(name) for name in chosen}
     if args.cluster and args.no_cluster:
         raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
@@ -607,6 +620,7 @@ def _run_power(args: argparse.Namespace) -> int:
             scan(args.inputs), metric=args.metric, baseline=args.baseline,
             candidate=args.candidate, model=args.model_column,
             on=[key.strip() for key in args.on.split(",") if key.strip()], cluster=args.cluster,
+            columns=recorded_mapping(expand_paths(args.inputs)),
         )
         questions = variance.n
         lines = [

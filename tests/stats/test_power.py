@@ -269,3 +269,25 @@ def test_paired_variance_is_reproducible_and_lazy_input_works():
     first = paired_variance(scored, metric="acc", baseline="base")
     assert paired_variance(scored.lazy(), metric="acc", baseline="base") == first
     assert isinstance(first, PairedVariance)
+
+
+def test_paired_variance_scores_missing_answers_as_aggregate_does():
+    import evalframe as ef
+
+    # question 3: model "a" gave no answer. Counted wrong (default): d = (0, 0, -1);
+    # excluded: question 3 is unpaired and two questions remain
+    frame = pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b", "b"],
+            "sample_id": [1, 2, 3, 1, 2, 3],
+            "prediction": ["x", "y", None, "x", "y", "z"],
+            "gold": ["x", "y", "z"] * 2,
+        }
+    )
+    scored = ef.score(frame, ["exact_match"])
+    wrong = ef.paired_variance(scored, metric="exact_match", baseline="b", candidate="a")
+    excluded = ef.paired_variance(scored, metric="exact_match", baseline="b", candidate="a",
+                                  missing="exclude")
+    assert wrong.n == 3 and excluded.n == 2
+    # var(0, 0, -1) with ddof=1 = 1/3
+    assert wrong.total == pytest.approx(1 / 3, rel=1e-12)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,35 @@ def _detect(schema: Mapping[str, pl.DataType], recorded: Mapping[str, str]) -> l
         request = parse_request(text, column=name) if text else _request_for(name)
         if request is not None and statistics_match(request, dtype):
             found.append(MetricColumn(name, request))
+    lost = unusable_recorded(schema, recorded)
+    if lost:
+        warnings.warn(
+            f"metric column(s) recorded by evalframe score are not aggregated: {lost}",
+            stacklevel=3,
+        )
     return found
+
+
+def unusable_recorded(
+    schema: Mapping[str, pl.DataType], recorded: Mapping[str, str]
+) -> list[str]:
+    """Recorded metric columns that are gone, or whose dtype is no longer the metric's."""
+    lost = []
+    for name, text in recorded.items():
+        if name not in schema:
+            lost.append(f"{name!r} (no such column: renamed or dropped?)")
+            continue
+        request = _request_for_text(text, name)
+        if request is not None and not statistics_match(request, schema[name]):
+            lost.append(f"{name!r} (dtype {schema[name]}, not the statistics of {text!r})")
+    return lost
+
+
+def _request_for_text(text: str, name: str) -> MetricRequest | None:
+    try:
+        return parse_request(text, column=name)
+    except EvalframeError:
+        return None
 
 
 def _named(

@@ -43,8 +43,9 @@ within-question terms, never ``omega2``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
+from evalframe.metrics.request import parse_request
 from evalframe.stats.stderr import clustered_stderr
 
 __all__ = ["PairedVariance", "mde", "paired_variance", "power", "sample_size"]
@@ -155,6 +157,8 @@ def paired_variance(
     on: str | Sequence[str] = "sample_id",
     cluster: str | None = None,
     samples_per_question: float | None = None,
+    missing: str = "wrong",
+    columns: Mapping[str, str] | None = None,
 ) -> PairedVariance:
     """Estimate the variance components of a paired comparison from a scored long frame.
 
@@ -176,8 +180,10 @@ def paired_variance(
     squared cluster-robust SE of the mean difference (Miller 2024, eq. 4,
     :func:`evalframe.stats.stderr.clustered_stderr`): the variance per question of an
     evaluation with the same clusters. Null scores are left out and counted in
-    ``n_null``, questions only one model has in ``n_unmatched`` (to count a missing
-    answer as wrong, as ``aggregate``'s default does, fill its null score first).
+    ``n_null``, questions only one model has in ``n_unmatched``. A missing answer (a null
+    answer column with its gold present) counts as the metric's worst score by default, as
+    in ``aggregate`` and ``compare`` (``missing="wrong"``; ``"exclude"`` leaves it null;
+    the role mapping comes from ``columns=`` or the scored file).
 
     Parameters
     ----------
@@ -217,8 +223,16 @@ def paired_variance(
     (0.5833, 0.5208)
     """
     keys = _as_list(on)
+    mapping: dict[str, str] = {}
+    if not isinstance(scored, pl.DataFrame | pl.LazyFrame) and isinstance(scored, str | Path):
+        from evalframe.io.load import expand_paths
+        from evalframe.stats.aggregate import recorded_mapping
+
+        mapping = recorded_mapping(expand_paths(scored))
+    mapping.update(columns or {})
     frame = scan(scored)
     schema = frame.collect_schema()
+    frame = _score_missing(frame, schema, metric, missing, mapping)
     needed = [model, *keys, metric, *([cluster] if cluster is not None else [])]
     absent = [column for column in needed if column not in schema]
     if absent:
@@ -451,6 +465,41 @@ def _effect_for(
 def _out(values: npt.NDArray, *inputs: object) -> float | npt.NDArray:
     scalar = all(np.ndim(value) == 0 for value in inputs)
     return values.item() if scalar else values
+
+
+def _score_missing(
+    frame: pl.LazyFrame,
+    schema: Mapping[str, pl.DataType],
+    metric: str,
+    missing: str,
+    mapping: Mapping[str, str],
+) -> pl.LazyFrame:
+    """The metric column with missing answers scored by ``missing`` (as ``aggregate`` does)."""
+    from evalframe.stats.missing import answer_columns, check_policy, missing_rows
+
+    check_policy(missing)
+    if missing == "exclude" or metric not in schema:
+        return frame
+    try:
+        request = parse_request(metric, column=metric)
+    except EvalframeError:
+        return frame  # not a metric's column: nothing tells a missing answer apart
+    roles = answer_columns(request, schema, mapping)
+    if roles is None or request.spec.level != "sample":
+        return frame
+    is_missing = missing_rows(roles)
+    if missing == "error":
+        count = frame.select(is_missing.sum()).collect().item()
+        if count:
+            raise EvalframeError(
+                f"paired_variance: {count} row(s) of {metric!r} have no answer with "
+                "missing='error'"
+            )
+        return frame
+    return frame.with_columns(
+        pl.when(is_missing).then(pl.lit(request.spec.worst)).otherwise(pl.col(metric))
+        .alias(metric)
+    )
 
 
 def power(
