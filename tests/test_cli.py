@@ -348,7 +348,8 @@ def test_a_recorded_metric_column_that_was_renamed_is_reported(tmp_path, dump):
         ["em_renamed" if name == "squad_em" else name for name in table.column_names]
     )
     edited = tmp_path / "edited.parquet"
-    pq.write_table(renamed.replace_schema_metadata(table.schema.metadata), edited)
+    recorded = pq.ParquetFile(scored).metadata.metadata  # the file's key-value metadata
+    pq.write_table(renamed.replace_schema_metadata(recorded), edited)
     result = run("aggregate", str(edited))
     assert result.returncode == 0, result.stderr.decode()
     assert "'squad_em' (no such column: renamed or dropped?)" in result.stderr.decode()
