@@ -83,7 +83,7 @@ from evalframe.stats.bootstrap import (
     bootstrap_table,
     replicate_stderr,
 )
-from evalframe.stats.missing import answer_columns, check_policy, missing_rows
+from evalframe.stats.missing import answer_columns, score_missing
 from evalframe.stats.signature import Signature, _metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -245,7 +245,10 @@ def compare(
             "no metric columns to compare: name them with metrics=[...] or score the frame first"
         )
     kept = [model, *pair_keys, *([cluster] if cluster and cluster not in pair_keys else [])]
-    frame = _apply_missing(frame, schema, chosen, missing, columns or {})
+    frame = score_missing(
+        frame, schema, [c.request for c in chosen if c.request is not None], missing,
+        columns or {},
+    )
     try:
         data = frame.select(*kept, *(c.column for c in chosen)).collect()
     except pl.exceptions.PolarsError as error:
@@ -306,45 +309,6 @@ def _missing_label(
     if column.request is None or answer_columns(column.request, schema, mapping) is None:
         return "unknown"
     return missing if column.level == "sample" else "exclude"
-
-
-def _apply_missing(
-    frame: pl.LazyFrame,
-    schema: Mapping[str, pl.DataType],
-    chosen: Sequence[MetricColumn],
-    missing: str,
-    mapping: Mapping[str, str],
-) -> pl.LazyFrame:
-    """Sample metrics' missing answers scored as ``aggregate`` scores them (``missing=``).
-
-    ``"wrong"``: the metric's worst score, so a model that did not answer loses the pair;
-    ``"exclude"``: left null (the pair is counted in ``n_null_pairs``); ``"error"``:
-    raise. Corpus metrics always leave them out of the pairs.
-    """
-    check_policy(missing)
-    replaced = []
-    for column in chosen:
-        if column.request is None or column.level != "sample":
-            continue
-        roles = answer_columns(column.request, schema, mapping)
-        if roles is None:
-            continue
-        is_missing = missing_rows(roles)
-        if missing == "error":
-            count = frame.select(is_missing.sum()).collect().item()
-            if count:
-                raise EvalframeError(
-                    f"metric {column.column!r}: {count} row(s) have no answer with "
-                    "missing='error'; use missing='wrong' or 'exclude'"
-                )
-        elif missing == "wrong":
-            replaced.append(
-                pl.when(is_missing)
-                .then(pl.lit(column.request.spec.worst))
-                .otherwise(pl.col(column.column))
-                .alias(column.column)
-            )
-    return frame.with_columns(replaced) if replaced else frame
 
 
 # --- validation -------------------------------------------------------------------------

@@ -54,6 +54,7 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
 from evalframe.metrics.request import parse_request
+from evalframe.stats.missing import check_policy, score_missing
 from evalframe.stats.stderr import clustered_stderr
 
 __all__ = ["PairedVariance", "mde", "paired_variance", "power", "sample_size"]
@@ -475,31 +476,14 @@ def _score_missing(
     mapping: Mapping[str, str],
 ) -> pl.LazyFrame:
     """The metric column with missing answers scored by ``missing`` (as ``aggregate`` does)."""
-    from evalframe.stats.missing import answer_columns, check_policy, missing_rows
-
     check_policy(missing)
-    if missing == "exclude" or metric not in schema:
-        return frame
+    if metric not in schema:
+        return frame  # reported with the other absent columns
     try:
         request = parse_request(metric, column=metric)
     except EvalframeError:
         return frame  # not a metric's column: nothing tells a missing answer apart
-    roles = answer_columns(request, schema, mapping)
-    if roles is None or request.spec.level != "sample":
-        return frame
-    is_missing = missing_rows(roles)
-    if missing == "error":
-        count = frame.select(is_missing.sum()).collect().item()
-        if count:
-            raise EvalframeError(
-                f"paired_variance: {count} row(s) of {metric!r} have no answer with "
-                "missing='error'"
-            )
-        return frame
-    return frame.with_columns(
-        pl.when(is_missing).then(pl.lit(request.spec.worst)).otherwise(pl.col(metric))
-        .alias(metric)
-    )
+    return score_missing(frame, schema, [request], missing, mapping)
 
 
 def power(
