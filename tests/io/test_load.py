@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import gzip
 import json
 
@@ -57,11 +58,64 @@ def test_glob_and_list_keep_file_order_and_fill_missing_columns(tmp_path):
     assert listed.equals(both)
 
 
-def test_conflicting_dtypes_across_files(tmp_path):
-    pl.DataFrame({"n": [1]}).write_parquet(tmp_path / "a.parquet")
-    pl.DataFrame({"n": ["1"]}).write_parquet(tmp_path / "b.parquet")
-    with pytest.raises(EvalframeError, match="column 'n' is Int64 in .*a.parquet.* but String"):
-        load(str(tmp_path / "*.parquet"))
+def test_conflicting_dtypes_across_files_leave_the_column_out_with_a_warning(tmp_path):
+    pl.DataFrame({"n": [1], "keep": ["a"]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"n": ["1"], "keep": ["b"]}).write_parquet(tmp_path / "b.parquet")
+    with pytest.warns(UserWarning, match="column 'n' is Int64 in .*a.parquet.* but String"):
+        both = load(str(tmp_path / "*.parquet"))
+    assert both.to_dict(as_series=False) == {"keep": ["a", "b"]}
+    # the same column read as one dtype by schema=
+    typed = load(str(tmp_path / "*.parquet"), schema={"n": "str"})
+    assert typed["n"].to_list() == ["1", "1"]
+    # a column nobody selected does not matter
+    assert load(str(tmp_path / "*.parquet"), columns=["keep"])["keep"].to_list() == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "unified"),
+    [
+        (pl.Int32, pl.Int64, pl.Int64),
+        (pl.Int64, pl.Float64, pl.Float64),
+        (pl.UInt8, pl.Int16, pl.Int64),
+        (pl.List(pl.Int64), pl.List(pl.Float64), pl.List(pl.Float64)),
+    ],
+)
+def test_numeric_dtypes_that_differ_by_width_or_kind_are_unified(tmp_path, first, second, unified):
+    value = [1] if not isinstance(first, pl.List) else [[1]]
+    pl.DataFrame({"x": pl.Series(value, dtype=first)}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"x": pl.Series(value, dtype=second)}).write_parquet(tmp_path / "b.parquet")
+    with pytest.warns(UserWarning, match=re.escape(f"read as {unified}")):
+        both = load(str(tmp_path / "*.parquet"))
+    assert both.schema["x"] == unified
+    assert both.height == 2
+
+
+def test_columns_selects_and_names_what_is_missing(tmp_path):
+    pl.DataFrame({"a": [1], "b": ["x"]}).write_parquet(tmp_path / "a.parquet")
+    assert load(tmp_path / "a.parquet", columns=["b"]).columns == ["b"]
+    with pytest.raises(EvalframeError, match=r"columns= names column\(s\) \['c'\]"):
+        load(tmp_path / "a.parquet", columns=["b", "c"])
+    with pytest.raises(EvalframeError, match="must be a list"):
+        load(tmp_path / "a.parquet", columns="b")
+
+
+def test_a_directory_reads_every_readable_file_below_it(tmp_path):
+    (tmp_path / "m1").mkdir()
+    (tmp_path / "m1" / ".hidden").mkdir()
+    pl.DataFrame({"a": [1]}).write_parquet(tmp_path / "m1" / "x.parquet")
+    pl.DataFrame({"a": [9]}).write_parquet(tmp_path / "m1" / ".hidden" / "y.parquet")
+    (tmp_path / "notes.txt").write_text("not data")
+    (tmp_path / "b.jsonl").write_text('{"a": 2}\n')
+    assert load(tmp_path)["a"].to_list() == [2, 1]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(EvalframeError, match="holds no readable file"):
+        load(empty)
+
+
+def test_unknown_format_name_suggests_the_closest():
+    with pytest.raises(EvalframeError, match="did you mean 'table'"):
+        load(FRAME, format="tabel")
 
 
 def test_lazy_frame_stays_lazy():

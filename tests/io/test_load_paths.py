@@ -85,9 +85,11 @@ def test_same_file_twice_is_read_once(tmp_path):
     assert load(spellings)["prediction"].to_list() == ["x", "y"]
 
 
-def test_directory_and_missing_file(tmp_path):
-    with pytest.raises(EvalframeError, match="is a directory"):
+def test_empty_directory_and_missing_file(tmp_path):
+    with pytest.raises(EvalframeError, match="holds no readable file"):
         load(tmp_path)
+    with pytest.raises(EvalframeError, match="is a directory"):
+        expand_paths(tmp_path)
     with pytest.raises(EvalframeError, match="file not found"):
         load(tmp_path / "missing.jsonl")
 

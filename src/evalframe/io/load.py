@@ -16,6 +16,7 @@ Per format (see ``docs/guide.md``, "Reading files"):
 
 from __future__ import annotations
 
+import warnings
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,8 +30,11 @@ from evalframe.io._cast import DtypeLike, apply_schema, parse_schema
 from evalframe.io._common import first_line
 from evalframe.io._csv import check_csv_empty, csv_locator, csv_problem, scan_csv
 from evalframe.io._json import json_array_locator, jsonl_locator, read_json_array, read_jsonl
+from evalframe.io.adapters import Adapter, Probe, adapters, resolve_format, tried
+from evalframe.io.adapters import adapter_named, by_extension, detect
+from evalframe.io.adapters.table import AUTO, TABLE
 from evalframe.io.formats import FORMAT_LABELS, READ_FORMATS, check_content, format_of
-from evalframe.io.paths import expand_paths, expand_user_path
+from evalframe.io.paths import expand_paths, expand_user_path, from_directory
 
 __all__ = ["Source", "expand_paths", "expand_user_path", "load", "scan"]
 
@@ -51,6 +55,11 @@ class _Part:
     frame: pl.LazyFrame
     locate: Callable[[int], str]
     diagnose: Callable[[], str | None]
+    layout: Adapter | None = None
+
+    @property
+    def level(self) -> str:
+        return self.layout.level if self.layout is not None else "samples"
 
 
 def scan(
@@ -59,6 +68,8 @@ def scan(
     schema: Mapping[str, DtypeLike] | None = None,
     csv_empty: str = "string",
     glob: bool | None = None,
+    format: str | None = None,  # noqa: A002 - the name users know from the CLI
+    columns: Sequence[str] | None = None,
 ) -> pl.LazyFrame:
     """A lazy frame of ``source``; several files are stacked (missing columns become null).
 
@@ -71,10 +82,23 @@ def scan(
     CSV id column of digits read as text, an int column as float. A value that does not
     convert exactly is an error naming the column and its first row. ``csv_empty`` says what
     an empty CSV text field is: ``"string"`` (``""``, the default) or ``"null"``. ``glob``:
-    ``None`` globs only names that are not files, ``True`` every name, ``False`` none.
+    ``None`` globs only names that are not files, ``True`` every name, ``False`` none. A
+    directory is every readable file below it.
 
-    A column whose dtype differs between files is an error naming both; a column that is
-    entirely null in one file (a JSON file cannot say its type) takes the other files' dtype.
+    ``format`` says how files are laid out: ``"auto"`` (the default) recognises each harness
+    layout from the file's content (an lm-evaluation-harness samples file, a lighteval details
+    parquet, an Inspect log, a SQuAD predictions mapping...: see
+    :func:`evalframe.list_formats`) and reads anything else as a plain table; ``"table"`` reads
+    every file as a plain table; a layout's name reads every file in that layout. A JSON file
+    holding one object that fits no layout is an error, never one wide row. ``columns`` reads
+    only those columns (an error names any no file has).
+
+    Stacked files: a column that is integer in one file and float in another is read as float,
+    integers of different widths as the widest, each with a warning; a column whose dtypes
+    cannot be reconciled is left out with a warning naming it and the files (name it in
+    ``schema=`` to read it as one dtype, or read it alone); a column entirely null in one file
+    (a JSON file cannot say its type) takes the other files' dtype. Files from a directory that
+    hold harness aggregates next to per-sample files (an lm-eval output tree) give the samples.
 
     Work done now, not at collect: every file's schema is read and checked; JSON files are
     parsed into memory (exact types need the whole file, and JSON cannot be streamed by
@@ -90,7 +114,9 @@ def scan(
     >>> scan(pl.DataFrame({"a": [1]})).collect().shape
     (1, 1)
     """
-    frame, _ = _scan(source, schema=schema, csv_empty=csv_empty, glob=glob)
+    frame, _ = _scan(
+        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns
+    )
     return frame
 
 
@@ -100,6 +126,8 @@ def load(
     schema: Mapping[str, DtypeLike] | None = None,
     csv_empty: str = "string",
     glob: bool | None = None,
+    format: str | None = None,  # noqa: A002 - the name users know from the CLI
+    columns: Sequence[str] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Load ``source`` as ``score`` does: a LazyFrame stays lazy, anything else is read eagerly.
 
@@ -109,7 +137,9 @@ def load(
     >>> load(pl.DataFrame({"pred": ["x"]})).columns
     ['pred']
     """
-    frame, parts = _scan(source, schema=schema, csv_empty=csv_empty, glob=glob)
+    frame, parts = _scan(
+        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns
+    )
     if isinstance(source, pl.LazyFrame):
         return frame
     try:
@@ -126,22 +156,92 @@ def _scan(
     schema: Mapping[str, DtypeLike] | None,
     csv_empty: str,
     glob: bool | None,
+    format: str | None = None,  # noqa: A002
+    columns: Sequence[str] | None = None,
 ) -> tuple[pl.LazyFrame, list[_Part]]:
     targets = parse_schema(schema)
     check_csv_empty(csv_empty)
+    layout = resolve_format(format)
+    selected = _check_columns_argument(columns)
     frame = _in_memory(source)
     if frame is not None:
+        if layout not in (AUTO, TABLE):
+            raise EvalframeError(
+                f"format={layout!r} reads files; the input is already a frame"
+            )
         _check_schema_columns(targets, [frame.collect_schema()])
+        _check_selected(selected, [frame.collect_schema()])
         located = apply_schema(frame, targets, source="the input", locate=lambda row: f"row {row}")
-        return located, []
+        return (located.select(selected) if selected is not None else located), []
     if isinstance(source, bytes) or not isinstance(source, str | Path | Sequence):
         raise EvalframeError(
             f"cannot load a {type(source).__name__}; expected a path, a glob, a list of paths, "
             "a polars DataFrame or LazyFrame, or a pyarrow Table"
         )
-    parts = [_read_part(path, targets, csv_empty) for path in expand_paths(source, glob=glob)]
-    _check_schema_columns(targets, [part.frame.collect_schema() for part in parts])
+    readable = tuple(READ_FORMATS) + tuple(
+        extension for adapter in adapters() for extension in adapter.extensions
+    )
+    paths = expand_paths(source, glob=glob, readable=readable)
+    parts = [_read_part(path, targets, csv_empty, layout) for path in paths]
+    parts = _one_level(parts, from_directory(source))
+    schemas = [part.frame.collect_schema() for part in parts]
+    _check_schema_columns(targets, schemas)
+    _check_selected(selected, schemas)
+    if selected is not None:
+        parts = [_select(part, selected) for part in parts]
     return _stack(parts), parts
+
+
+def _check_columns_argument(columns: Sequence[str] | None) -> list[str] | None:
+    if columns is None:
+        return None
+    if isinstance(columns, str) or not all(isinstance(name, str) for name in columns):
+        raise EvalframeError(f"columns={columns!r} must be a list of column names")
+    names = list(dict.fromkeys(columns))
+    if not names:
+        raise EvalframeError("columns= is empty; name the columns to read")
+    return names
+
+
+def _check_selected(selected: list[str] | None, schemas: Sequence[pl.Schema]) -> None:
+    if selected is None:
+        return
+    present = {name for found in schemas for name in found}
+    missing = [name for name in selected if name not in present]
+    if missing:
+        raise EvalframeError(
+            f"columns= names column(s) {missing} that the input does not have; "
+            f"its columns: {sorted(present)}"
+        )
+
+
+def _select(part: _Part, selected: list[str]) -> _Part:
+    schema = part.frame.collect_schema()
+    frame = part.frame.select([pl.col(name) for name in selected if name in schema])
+    return _Part(part.path, frame, part.locate, part.diagnose, part.layout)
+
+
+def _one_level(parts: list[_Part], directory: bool) -> list[_Part]:
+    """The files to stack: one level of rows (samples, results or reference), never a mix."""
+    levels = {part.level for part in parts}
+    if len(levels) <= 1:
+        return parts
+    if directory and "samples" in levels:
+        skipped = [part for part in parts if part.level != "samples"]
+        warnings.warn(
+            f"read the per-sample files of the directory; left out {len(skipped)} file(s) of "
+            f"other levels (harness aggregates, questions), first {str(skipped[0].path)!r}",
+            stacklevel=4,
+        )
+        return [part for part in parts if part.level == "samples"]
+    described = "; ".join(
+        f"{level}: {str(next(p.path for p in parts if p.level == level))!r}"
+        for level in sorted(levels)
+    )
+    raise EvalframeError(
+        "cannot stack files whose rows are different things (per-sample rows, harness "
+        f"aggregates, questions): {described}; read each kind on its own"
+    )
 
 
 def _in_memory(source: object) -> pl.LazyFrame | None:
@@ -156,10 +256,25 @@ def _in_memory(source: object) -> pl.LazyFrame | None:
     return None
 
 
-def _read_part(path: Path, schema: Mapping[str, pl.DataType], csv_empty: str) -> _Part:
+def _read_part(
+    path: Path, schema: Mapping[str, pl.DataType], csv_empty: str, layout: str = AUTO
+) -> _Part:
+    special = by_extension(path) if layout != TABLE else None
+    if special is not None and layout in (AUTO, special.name):
+        return _read_adapted(path, None, special, schema)
     kind = format_of(path, READ_FORMATS, "read")
     head = _read_head(path, kind)
     check_content(path, kind, head)
+    if layout not in (AUTO, TABLE):
+        return _read_adapted(path, kind, adapter_named(layout), schema)
+    if layout == AUTO:
+        probe = Probe(path, kind)
+        found = detect(probe)
+        if found is not None:
+            return _read_adapted(path, kind, found, schema)
+        unknown = _unknown_object(path, probe) if probe.top == "object" else None
+        if unknown is not None:
+            raise EvalframeError(unknown)
     try:
         frame, locate, diagnose = _reader(path, kind, schema, csv_empty)
         frame.collect_schema()
@@ -172,6 +287,43 @@ def _read_part(path: Path, schema: Mapping[str, pl.DataType], csv_empty: str) ->
     csv = kind == "csv"
     frame = apply_schema(frame, schema, source=str(path), locate=locate, empty_is_null=csv)
     return _Part(path, frame, locate, diagnose)
+
+
+def _read_adapted(
+    path: Path, kind: str | None, adapter: Adapter, schema: Mapping[str, pl.DataType]
+) -> _Part:
+    try:
+        frame = adapter.read(path)
+        frame.collect_schema()
+    except READ_ERRORS as error:
+        raise EvalframeError(
+            f"cannot read {str(path)!r} as {adapter.harness} {adapter.files} "
+            f"(format {adapter.name!r}): {first_line(error)}"
+        ) from error
+
+    def by_row(row: int) -> str:
+        return f"row {row} ({adapter.name} layout)"
+
+    frame = apply_schema(frame, schema, source=str(path), locate=by_row)
+    return _Part(path, frame, by_row, lambda: None, adapter)
+
+
+def _unknown_object(path: Path, probe: Probe) -> str | None:
+    """Why a JSON file holding one object that fits no layout is not read (``None`` when it
+    is not one valid object: the JSON reader explains that)."""
+    try:
+        value = probe.value
+    except (ValueError, OSError, EOFError, zlib.error):
+        return None
+    if not isinstance(value, dict):
+        return None
+    shown = ", ".join(repr(key) for key in list(value)[:3]) + (", ..." if len(value) > 3 else "")
+    return (
+        f"cannot read {str(path)!r}: it holds one JSON object (keys {shown}), not a list of "
+        f"records: a mapping of {len(value)} key(s) that fits no harness layout. Layouts "
+        f"tried: {tried()}. A table is a JSON list of records ([{{...}}, {{...}}]) or JSON "
+        "lines (.jsonl)"
+    )
 
 
 def _read_head(path: Path, kind: str) -> bytes:
@@ -244,30 +396,90 @@ def _check_schema_columns(schema: Mapping[str, pl.DataType], schemas: Sequence[p
 def _stack(parts: list[_Part]) -> pl.LazyFrame:
     if len(parts) == 1:
         return parts[0].frame
-    dtypes = _common_dtypes(parts)
+    dtypes, dropped = _common_dtypes(parts)
     frames = []
     for part in parts:
         schema = part.frame.collect_schema()
-        casts = [pl.col(n).cast(dtypes[n]) for n, dtype in schema.items() if dtype != dtypes[n]]
-        frames.append(part.frame.with_columns(casts) if casts else part.frame)
+        kept = [name for name in schema if name not in dropped]
+        casts = [
+            pl.col(name).cast(dtypes[name]) if schema[name] != dtypes[name] else pl.col(name)
+            for name in kept
+        ]
+        frames.append(part.frame.select(casts) if len(kept) < len(schema) or casts else part.frame)
     return pl.concat(frames, how="diagonal")
 
 
-def _common_dtypes(parts: list[_Part]) -> dict[str, pl.DataType]:
-    """Each column's dtype over all files; Null (a JSON column null throughout) fits any."""
+def _common_dtypes(parts: list[_Part]) -> tuple[dict[str, pl.DataType], set[str]]:
+    """Each column's dtype over all files, and the columns whose dtypes cannot be reconciled.
+
+    Null (a JSON column null throughout) fits any dtype; integers of different widths widen;
+    integer and float read as float (both with a warning); any other difference leaves the
+    column out, with a warning naming it, unless ``schema=`` chose its dtype.
+    """
     chosen: dict[str, tuple[pl.DataType, Path]] = {}
+    dropped: dict[str, str] = {}
     for part in parts:
         for name, dtype in part.frame.collect_schema().items():
-            if name not in chosen or (chosen[name][0] != dtype and _fits(chosen[name][0], dtype)):
+            if name in dropped:
+                continue
+            if name not in chosen:
                 chosen[name] = (dtype, part.path)
-            elif not _fits(dtype, chosen[name][0]):
-                first_dtype, first_path = chosen[name]
-                raise EvalframeError(
+                continue
+            first_dtype, first_path = chosen[name]
+            if _fits(dtype, first_dtype):
+                continue
+            if _fits(first_dtype, dtype):
+                chosen[name] = (dtype, part.path)
+                continue
+            wider = _numeric_supertype(first_dtype, dtype)
+            if wider is not None:
+                warnings.warn(
                     f"column {name!r} is {first_dtype} in {str(first_path)!r} but {dtype} in "
-                    f"{str(part.path)!r}; files read together must agree on column dtypes "
-                    "(or give schema={...} to read both as one dtype)"
+                    f"{str(part.path)!r}: read as {wider} in every file",
+                    stacklevel=5,
                 )
-    return {name: dtype for name, (dtype, _) in chosen.items()}
+                chosen[name] = (wider, first_path)
+                continue
+            dropped[name] = (
+                f"column {name!r} is {first_dtype} in {str(first_path)!r} but {dtype} in "
+                f"{str(part.path)!r}"
+            )
+    for reason in dropped.values():
+        warnings.warn(
+            f"{reason}: the files disagree, so the column is left out of the stacked input "
+            "(give schema={...} to read it as one dtype, or read the files one at a time)",
+            stacklevel=5,
+        )
+    return {name: dtype for name, (dtype, _) in chosen.items()}, set(dropped)
+
+
+def _numeric_supertype(a: pl.DataType, b: pl.DataType) -> pl.DataType | None:
+    """The dtype holding both numeric dtypes ``a`` and ``b`` (lists inside lists), if any.
+
+    >>> _numeric_supertype(pl.Int32, pl.Int64), _numeric_supertype(pl.Int64, pl.Float64)
+    (Int64, Float64)
+    >>> _numeric_supertype(pl.List(pl.Int64), pl.List(pl.Float32))
+    List(Float64)
+    >>> _numeric_supertype(pl.Int8, pl.String) is None
+    True
+    """
+    if isinstance(a, pl.List) and isinstance(b, pl.List):
+        inner = _numeric_supertype(a.inner, b.inner)
+        return pl.List(inner) if inner is not None else None
+    if not (a.is_numeric() and b.is_numeric()) or a.is_decimal() or b.is_decimal():
+        return None
+    if a.is_integer() and b.is_integer():
+        if a.is_signed_integer() == b.is_signed_integer():
+            return a if _width(a) >= _width(b) else b
+        return pl.Int64 if max(_width(a), _width(b)) < 64 else pl.Float64
+    return pl.Float64
+
+
+def _width(dtype: pl.DataType) -> int:
+    return {
+        pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64, pl.Int128: 128,
+        pl.UInt8: 8, pl.UInt16: 16, pl.UInt32: 32, pl.UInt64: 64,
+    }.get(dtype.base_type(), 64)
 
 
 def _fits(loose: pl.DataType, strict: pl.DataType) -> bool:

@@ -4,7 +4,9 @@ The rules, in order, for every item of a source:
 
 1. ``~`` and ``~user`` at the start are expanded (:func:`expand_user_path`).
 2. An existing path is that path, whatever characters its name holds: ``"b[1].jsonl"`` is the
-   file ``b[1].jsonl``, never ``b1.jsonl``. A directory is an error.
+   file ``b[1].jsonl``, never ``b1.jsonl``. A directory is every file below it (recursively,
+   sorted) whose name has a readable extension, hidden files and folders excepted; a directory
+   with none is an error.
 3. A name that does not exist and holds a glob character (``*``, ``?``, ``[``) is a glob
    (``**`` recurses); ``glob=True`` makes every item a glob, ``glob=False`` none. A glob that
    matches no file is an error.
@@ -48,8 +50,16 @@ def expand_user_path(path: PathLike) -> Path:
     return Path(text).expanduser()
 
 
-def expand_paths(source: PathLike | Sequence[PathLike], *, glob: bool | None = None) -> list[Path]:
+def expand_paths(
+    source: PathLike | Sequence[PathLike],
+    *,
+    glob: bool | None = None,
+    readable: Sequence[str] = (),
+) -> list[Path]:
     """The files ``source`` names (a path, a glob or a list of them), each once, in order.
+
+    ``readable`` lists the file name endings a directory's files must have to be read
+    (``(".jsonl", ".parquet")``); without it a directory is an error.
 
     ``glob=None`` (the default) globs only names that are not existing paths; ``True`` globs
     every item, ``False`` none. Matches of one glob are sorted.
@@ -70,8 +80,16 @@ def expand_paths(source: PathLike | Sequence[PathLike], *, glob: bool | None = N
         raise EvalframeError("no input files given")
     found: list[Path] = []
     for item in items:
-        found.extend(_expand_one(expand_user_path(item), glob))
+        found.extend(_expand_one(expand_user_path(item), glob, readable))
     return _once_each(found)
+
+
+def from_directory(source: PathLike | Sequence[PathLike]) -> bool:
+    """Whether any item of ``source`` is an existing directory."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    return any(
+        isinstance(item, str | os.PathLike) and expand_user_path(item).is_dir() for item in items
+    )
 
 
 def _items(source: object) -> list[PathLike]:
@@ -89,7 +107,7 @@ def _items(source: object) -> list[PathLike]:
     return items
 
 
-def _expand_one(path: Path, glob: bool | None) -> list[Path]:
+def _expand_one(path: Path, glob: bool | None, readable: Sequence[str]) -> list[Path]:
     text = str(path)
     is_glob = (
         glob
@@ -101,10 +119,29 @@ def _expand_one(path: Path, glob: bool | None) -> list[Path]:
     if not path.exists():
         raise EvalframeError(f"file not found: {text!r}")
     if path.is_dir():
-        raise EvalframeError(
-            f"{text!r} is a directory; give files or a glob like '{text}/*.parquet'"
-        )
+        if not readable:
+            raise EvalframeError(
+                f"{text!r} is a directory; give files or a glob like '{text}/*.parquet'"
+            )
+        return _directory_files(path, readable)
     return [path]
+
+
+def _directory_files(folder: Path, readable: Sequence[str]) -> list[Path]:
+    endings = tuple(ending.lower() for ending in readable)
+    files = sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and path.name.lower().endswith(endings)
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    )
+    if not files:
+        raise EvalframeError(
+            f"the directory {str(folder)!r} holds no readable file (names ending in "
+            f"{', '.join(sorted(set(endings)))})"
+        )
+    return files
 
 
 def _glob(pattern: str) -> list[Path]:

@@ -1,0 +1,66 @@
+"""What an adapter is: a named file layout, how to recognise it, and how to read it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from evalframe.io.adapters._probe import Probe
+
+#: Levels of what one row of an adapter's output is.
+LEVELS = ("samples", "results", "reference")
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One harness file layout.
+
+    Attributes
+    ----------
+    name
+        The ``format=`` / ``--format`` value (``"lm_eval"``).
+    harness
+        Who writes the files (``"lm-evaluation-harness"``).
+    files
+        Which files, as a user would recognise them (``"samples_<task>_<date>.jsonl"``).
+    expects
+        What a file must hold to be read (said when a file is not recognised).
+    detect
+        Whether a probed file is in this layout; it must be strict (one layout per file).
+    read
+        The file as a lazy frame in evalframe's canonical columns, everything else kept.
+    level
+        What one output row is: a ``"samples"`` row (scored), a ``"results"`` row (a harness's
+        own aggregate) or a ``"reference"`` row (questions, golds).
+    extensions
+        File name endings only this adapter reads (``(".eval",)``); others use the table of
+        formats by extension.
+    doc
+        The docs page about this layout.
+
+    Examples
+    --------
+    >>> adapter = Adapter(
+    ...     name="demo", harness="demo", files="*.jsonl", expects="key 'x'",
+    ...     detect=lambda probe: probe.has("x"), read=lambda path: pl.LazyFrame({"x": [1]}),
+    ... )
+    >>> adapter.read(Path("any")).collect().shape
+    (1, 1)
+    """
+
+    name: str
+    harness: str
+    files: str
+    expects: str
+    detect: Callable[[Probe], bool]
+    read: Callable[[Path], pl.LazyFrame]
+    level: str = "samples"
+    extensions: tuple[str, ...] = ()
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"adapter {self.name!r}: level {self.level!r} not in {LEVELS}")
