@@ -18,8 +18,11 @@ from evalframe._version import __version__
 from evalframe.engine import score
 from evalframe.errors import EvalframeError
 from evalframe.io import load, save, scan
+from evalframe.io.adapters import list_formats
+from evalframe.io.join import join_metadata
 from evalframe.metrics.registry import list_metrics
 from evalframe.normalize.table import list_normalizers
+from evalframe.rescore import Rescore, rescore
 from evalframe.stats import (
     PairedVariance,
     aggregate,
@@ -34,10 +37,13 @@ from evalframe.stats import (
 __all__ = [
     "EvalframeError",
     "PairedVariance",
+    "Rescore",
     "__version__",
     "aggregate",
     "compare",
     "group_tasks",
+    "join_metadata",
+    "list_formats",
     "list_metrics",
     "list_normalizers",
     "load",
@@ -46,6 +52,7 @@ __all__ = [
     "normalize",
     "paired_variance",
     "power",
+    "rescore",
     "sample_size",
     "save",
     "scan",

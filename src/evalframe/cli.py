@@ -26,8 +26,10 @@ from contextlib import contextmanager
 import polars as pl
 
 from evalframe._version import __version__
-from evalframe.engine import collect, score_plan
+from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, without_plan
+from evalframe.io.adapters import format_names, list_formats
+from evalframe.io.join import join_metadata, key_columns
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
 from evalframe.metrics.registry import all_metrics, list_metrics
@@ -119,8 +121,48 @@ def build_parser() -> argparse.ArgumentParser:
         "--overwrite", action="store_true",
         help="replace input columns that are named like a requested metric",
     )
+    _add_input_shaping(score)
     _add_reading(score)
     _add_common(score)
+
+    rescoring = commands.add_parser(
+        "rescore",
+        help="score a harness dump and compare, row by row, with the harness's own values",
+        description=(
+            "Score a dump with evalframe's metrics and compare each metric column with the "
+            "per-sample value the harness stored (harness.<metric>, as the adapters keep "
+            "it): per metric, how many rows agree, and the first rows that differ. Name a "
+            "metric as the harness does with an alias (-m 'em=drop_em') or map it with "
+            "--against. Exit code 0 when every row agrees, 1 when some differ."
+        ),
+        epilog="Example: evalframe rescore samples_drop_*.jsonl -m 'em=drop_em' -m 'f1=drop_f1'",
+    )
+    rescoring.add_argument("inputs", nargs="+", metavar="INPUT", help="dump files or globs")
+    rescoring.add_argument(
+        "-m", "--metric", action="append", required=True, dest="metrics", metavar="METRIC",
+        help="a metric (repeatable), as for 'evalframe score'",
+    )
+    rescoring.add_argument(
+        "--against", action="append", default=[], metavar="COLUMN=HARNESS_COLUMN",
+        help="compare a metric column with this column instead of harness.<column>",
+    )
+    rescoring.add_argument(
+        "--tolerance", type=float, default=0.0, metavar="T",
+        help="largest absolute difference that still agrees (default 0: bit for bit)",
+    )
+    rescoring.add_argument(
+        "--show", type=int, default=10, metavar="N", help="differing rows to show (default 10)"
+    )
+    rescoring.add_argument(
+        "--col", action="append", default=[], metavar="ROLE=COLUMN",
+        help="map a role to a column (repeatable)",
+    )
+    rescoring.add_argument(
+        "-o", "--output", metavar="PATH", help="write the differing rows to a file"
+    )
+    _add_input_shaping(rescoring)
+    _add_reading(rescoring)
+    _add_common(rescoring)
 
     agg = commands.add_parser(
         "aggregate",
@@ -202,6 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--group-method", default="weighted", metavar="METHODS",
         help="comma-separated: mean (unweighted, SE sqrt(sum se^2)/K), weighted (by size), "
         "pooled (lm-evaluation-harness's); default weighted",
+    )
+    agg.add_argument(
+        "--join", metavar="FILE",
+        help="attach model metadata (parameters, family...) from a csv/parquet/json file, "
+        "matched on --on; keys without a match are reported",
+    )
+    agg.add_argument(
+        "--on", default="model", metavar="COLS",
+        help="key column(s) of --join (default model)",
     )
     _add_reading(agg)
     agg.add_argument(
@@ -301,6 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
     _add_common(metrics)
 
+    formats = commands.add_parser(
+        "formats",
+        help="list the harness file layouts evalframe reads (for --format)",
+        description="The harness layouts evalframe recognises in input files.",
+    )
+    formats.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_common(formats)
+
     normalizers = commands.add_parser(
         "normalizers",
         help="list the text normalisers metrics accept as normalizer=NAME",
@@ -332,6 +391,53 @@ def _reading(args: argparse.Namespace) -> dict:
             raise UsageError(f"evalframe: --schema expects COLUMN=TYPE, got {pair!r}")
         schema[column] = dtype
     return {"schema": schema or None, "csv_empty": args.csv_empty}
+
+
+def _add_input_shaping(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", default="auto", metavar="LAYOUT",
+        help="input layout: auto (default: harness dumps are recognised from their content), "
+        "table (read every file as a plain table), or a layout from 'evalframe formats'",
+    )
+    parser.add_argument(
+        "--select", default="", metavar="COLS",
+        help="comma-separated: read only these columns",
+    )
+    parser.add_argument(
+        "--gold", metavar="FILE",
+        help="golds from another file (e.g. SQuAD's dev set), matched on --on; a question "
+        "without a prediction is a missing answer, an unknown id is reported",
+    )
+    parser.add_argument(
+        "--on", metavar="COLS", help="key column(s) matching --gold with the predictions (id)"
+    )
+    parser.add_argument(
+        "--group", metavar="COLS",
+        help="one row per sample first: rows with the same values in these columns become "
+        "one row, varying columns become lists (passed, prediction always), e.g. "
+        "--group model,task_id for one row per run",
+    )
+
+
+def _shaping(args: argparse.Namespace) -> dict:
+    if args.format not in format_names():
+        _usage(_check_format, args.format)
+    select = [name.strip() for name in args.select.split(",") if name.strip()] or None
+    if (args.gold is None) != (args.on is None):
+        raise UsageError(f"evalframe {args.command}: --gold and --on go together")
+    return {
+        "format": args.format,
+        "select": select,
+        "gold": args.gold,
+        "on": _usage(key_columns, args.on, "--on") if args.on else None,
+        "group_by": _usage(key_columns, args.group, "--group") if args.group else None,
+    }
+
+
+def _check_format(name: str) -> None:
+    from evalframe.io.adapters import resolve_format
+
+    resolve_format(name)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -411,9 +517,8 @@ def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
     requests = _usage(parse_requests, args.metrics)  # checked before any input is read
     reading = _reading(args)
-    scored, planned = score_plan(
-        scan(args.inputs, **reading), requests, mapping, overwrite=args.overwrite
-    )
+    frame = prepare_input(args.inputs, columns=mapping, **_shaping(args), **reading)
+    scored, planned = score_plan(frame, requests, mapping, overwrite=args.overwrite)
     metadata = {
         "evalframe.version": __version__,
         **encode_metadata({request.column: request.text for request, _ in planned}, mapping),
@@ -520,6 +625,8 @@ def _run_aggregate(args: argparse.Namespace) -> int:
             )
     if args.groups:
         table = _with_groups(table, keys, args)
+    if args.join:
+        table = join_metadata(table, args.join, on=_usage(key_columns, args.on, "--on"))
     if not args.quiet:
         _notes(table)
     if args.wide:
@@ -713,6 +820,46 @@ def _describe_metric(text: str) -> str:
     return "\n".join(lines)
 
 
+def _run_rescore(args: argparse.Namespace) -> int:
+    from evalframe.rescore import rescore
+
+    mapping = _column_mapping(args.col)
+    requests = _usage(parse_requests, args.metrics)
+    against = {}
+    for pair in args.against:
+        column, sep, target = pair.partition("=")
+        if not sep or not column or not target:
+            raise UsageError(
+                f"evalframe rescore: --against expects COLUMN=HARNESS_COLUMN, got {pair!r}"
+            )
+        against[column] = target
+    if not args.tolerance >= 0:
+        raise UsageError(f"evalframe rescore: --tolerance {args.tolerance} must be >= 0")
+    with progress(f"rescoring {len(requests)} metric(s)", args.quiet):
+        found = rescore(
+            args.inputs, [request.column + "=" + request.text for request in requests],
+            against=against, tolerance=args.tolerance, columns=mapping,
+            **_shaping(args), **_reading(args),
+        )
+    _show(found.summary)
+    if found.differences.height:
+        print(f"first {min(args.show, found.differences.height)} of "
+              f"{found.differences.height} differing row(s):")
+        _show(found.differences.head(args.show))
+    if args.output:
+        save(found.differences, args.output)
+    return EXIT_OK if found.agrees else EXIT_DATA
+
+
+def _run_formats(args: argparse.Namespace) -> int:
+    table = list_formats()
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table.select("format", "harness", "files", "level"))
+    return EXIT_OK
+
+
 def _run_normalizers(args: argparse.Namespace) -> int:
     table = list_normalizers()
     if args.output:
@@ -729,6 +876,8 @@ COMMANDS = {
     "power": _run_power,
     "metrics": _run_metrics,
     "normalizers": _run_normalizers,
+    "rescore": _run_rescore,
+    "formats": _run_formats,
 }
 
 
@@ -738,7 +887,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except UsageError as error:
         sys.stderr.write(f"{error}\n")
         return EXIT_USAGE
@@ -759,6 +910,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATA
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning on the command line: one line on stderr, without the source line."""
+    sys.stderr.write(f"evalframe: warning: {message}\n")
 
 
 def _silence_stdout() -> None:

@@ -8,7 +8,9 @@ import polars as pl
 
 from evalframe._expr import diagnosing, locating, numbered_rows
 from evalframe.errors import EvalframeError, RowError, located, without_plan
+from evalframe.io.join import join_gold
 from evalframe.io.load import Source, scan
+from evalframe.io.reshape import one_row_per_sample
 from evalframe.metrics.request import MetricRequest, parse_requests
 from evalframe.schema import ROLES, check_mapped_columns, resolve_columns
 
@@ -72,6 +74,11 @@ def score(
     overwrite: bool = False,
     schema: Mapping[str, object] | None = None,
     csv_empty: str = "string",
+    format: str | None = None,
+    select: Sequence[str] | None = None,
+    gold: Source | None = None,
+    on: str | Sequence[str] | None = None,
+    group_by: str | Sequence[str] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Score every row of ``source`` with ``metrics``.
 
@@ -98,9 +105,26 @@ def score(
         Role -> column name, for columns not named as their role (``{"gold": "answers"}``).
     overwrite
         Replace input columns that have a metric's name (otherwise an error).
-    schema, csv_empty
+    schema, csv_empty, format, select
         How files are read, see :func:`evalframe.scan`: column types to read
-        (``{"answer": "str"}``), and what an empty CSV field means.
+        (``{"answer": "str"}``), what an empty CSV field means, the file layout
+        (``"auto"`` recognises harness dumps; see :func:`evalframe.list_formats`), and the
+        only columns to read (``select`` is ``scan``'s ``columns``).
+    gold, on
+        Golds from another input (a path or a frame, read as ``source`` is), matched with the
+        predictions on the key column(s) ``on``: one row per gold key, in the golds' order (per
+        model when the predictions have a ``model`` column the golds do not), a question
+        without a prediction kept as a missing answer (``aggregate`` counts it as wrong by
+        default, as the official SQuAD v1.1 script scores it 0; ``missing="exclude"`` scores
+        only answered questions, as SQuAD v2.0's script does), a prediction for an unknown key
+        kept with null golds. Both are reported in a warning; see
+        :func:`evalframe.io.join.join_gold`.
+    group_by
+        Collapse rows into one per sample first (before ``gold`` is matched): rows with the
+        same values in these columns become one row, a column that varies within a group
+        becomes a list, and the ``passed`` and ``prediction`` roles always do, so one row per
+        run scores with pass@k, maj@k and avg@k. See
+        :func:`evalframe.io.reshape.one_row_per_sample`.
 
     Examples
     --------
@@ -124,11 +148,49 @@ def score(
     check_mapping(columns)
     if not isinstance(overwrite, bool):
         raise EvalframeError(f"overwrite={overwrite!r} must be True or False")
-    frame = scan(source, schema=schema, csv_empty=csv_empty)
+    frame = prepare_input(
+        source, columns=columns, schema=schema, csv_empty=csv_empty, format=format,
+        select=select, gold=gold, on=on, group_by=group_by,
+    )
     scored, _ = score_plan(frame, requests, columns, overwrite=overwrite)
     if isinstance(source, pl.LazyFrame):
         return scored
     return collect(scored)
+
+
+def prepare_input(
+    source: Source,
+    *,
+    columns: Mapping[str, str] | None = None,
+    schema: Mapping[str, object] | None = None,
+    csv_empty: str = "string",
+    format: str | None = None,
+    select: Sequence[str] | None = None,
+    gold: Source | None = None,
+    on: str | Sequence[str] | None = None,
+    group_by: str | Sequence[str] | None = None,
+) -> pl.LazyFrame:
+    """The input as :func:`score` sees it: read, grouped one row per sample, golds matched.
+
+    >>> import polars as pl
+    >>> runs = pl.DataFrame({"id": ["a", "a"], "passed": [True, True]})
+    >>> prepare_input(runs, group_by="id").collect().rows()
+    [('a', [True, True])]
+    """
+    reading = {"schema": schema, "csv_empty": csv_empty, "format": format}
+    frame = scan(source, columns=select, **reading)
+    mapping = check_mapping(columns)
+    if group_by is not None:
+        lists = [mapping.get(role, role) for role in ("passed", "prediction")]
+        frame = one_row_per_sample(frame, group_by, lists=lists)
+    if (gold is None) != (on is None):
+        raise EvalframeError(
+            "gold= and on= go together: gold= is the input holding the golds, on= the key "
+            "column(s) that match them with the predictions"
+        )
+    if gold is not None:
+        frame = join_gold(frame, scan(gold, **reading), on)  # type: ignore[arg-type]
+    return frame
 
 
 def score_plan(

@@ -30,8 +30,16 @@ from evalframe.io._cast import DtypeLike, apply_schema, parse_schema
 from evalframe.io._common import first_line
 from evalframe.io._csv import check_csv_empty, csv_locator, csv_problem, scan_csv
 from evalframe.io._json import json_array_locator, jsonl_locator, read_json_array, read_jsonl
-from evalframe.io.adapters import Adapter, Probe, adapters, resolve_format, tried
-from evalframe.io.adapters import adapter_named, by_extension, detect
+from evalframe.io.adapters import (
+    Adapter,
+    Probe,
+    adapter_named,
+    adapters,
+    by_extension,
+    detect,
+    resolve_format,
+    tried,
+)
 from evalframe.io.adapters.table import AUTO, TABLE
 from evalframe.io.formats import FORMAT_LABELS, READ_FORMATS, check_content, format_of
 from evalframe.io.paths import expand_paths, expand_user_path, from_directory
@@ -68,7 +76,7 @@ def scan(
     schema: Mapping[str, DtypeLike] | None = None,
     csv_empty: str = "string",
     glob: bool | None = None,
-    format: str | None = None,  # noqa: A002 - the name users know from the CLI
+    format: str | None = None,
     columns: Sequence[str] | None = None,
 ) -> pl.LazyFrame:
     """A lazy frame of ``source``; several files are stacked (missing columns become null).
@@ -126,7 +134,7 @@ def load(
     schema: Mapping[str, DtypeLike] | None = None,
     csv_empty: str = "string",
     glob: bool | None = None,
-    format: str | None = None,  # noqa: A002 - the name users know from the CLI
+    format: str | None = None,
     columns: Sequence[str] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Load ``source`` as ``score`` does: a LazyFrame stays lazy, anything else is read eagerly.
@@ -156,7 +164,7 @@ def _scan(
     schema: Mapping[str, DtypeLike] | None,
     csv_empty: str,
     glob: bool | None,
-    format: str | None = None,  # noqa: A002
+    format: str | None = None,
     columns: Sequence[str] | None = None,
 ) -> tuple[pl.LazyFrame, list[_Part]]:
     targets = parse_schema(schema)
@@ -267,7 +275,7 @@ def _read_part(
     check_content(path, kind, head)
     if layout not in (AUTO, TABLE):
         return _read_adapted(path, kind, adapter_named(layout), schema)
-    if layout == AUTO:
+    if layout == AUTO and not _written_by_evalframe(path, kind):
         probe = Probe(path, kind)
         found = detect(probe)
         if found is not None:
@@ -287,6 +295,16 @@ def _read_part(
     csv = kind == "csv"
     frame = apply_schema(frame, schema, source=str(path), locate=locate, empty_is_null=csv)
     return _Part(path, frame, locate, diagnose)
+
+
+def _written_by_evalframe(path: Path, kind: str) -> bool:
+    """Whether ``path`` is a parquet file evalframe wrote (a scored file is read as it is)."""
+    if kind != "parquet":
+        return False
+    try:
+        return "evalframe.version" in (pl.read_parquet_metadata(path) or {})
+    except (OSError, pl.exceptions.PolarsError):
+        return False
 
 
 def _read_adapted(

@@ -124,7 +124,7 @@ class Probe:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def _open(self):  # noqa: ANN202 - a binary file object
+    def _open(self):
         if self.kind is not None and self.kind.endswith(".gz"):
             return gzip.open(self.path, "rb")
         return open(self.path, "rb")

@@ -23,7 +23,7 @@ MODULES: tuple[str, ...] = (
     # lm_eval
     # lighteval
     # inspect
-    # squad
+    "squad",
     # alpaca_eval
     # mtbench
     # every_eval_ever
@@ -115,7 +115,9 @@ def detect(probe: Probe) -> Adapter | None:
 
 def tried() -> str:
     """The layouts detection tried and what each expects, for an error message."""
-    return "; ".join(f"{adapter.name} ({adapter.files}: {adapter.expects})" for adapter in adapters())
+    return "; ".join(
+        f"{adapter.name} ({adapter.files}: {adapter.expects})" for adapter in adapters()
+    )
 
 
 def list_formats() -> pl.DataFrame:
