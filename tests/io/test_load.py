@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import gzip
 import json
+import re
 
 import polars as pl
 import pytest

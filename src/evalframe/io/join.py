@@ -103,14 +103,16 @@ def join_gold(
     _check_keys(pred_keys, groups + keys, "predictions")
     if groups:
         combos = pred_keys.select(groups).unique(maintain_order=True)
-        frame = combos.lazy().join(gold, how="cross")
+        frame = combos.lazy().join(gold, how="cross", maintain_order="left_right")
         expected = combos.join(gold_keys, how="cross")
     else:
         frame, expected = gold, gold_keys
-    matched = frame.join(predictions, on=groups + keys, how="left", nulls_equal=False)
+    matched = frame.join(
+        predictions, on=groups + keys, how="left", nulls_equal=False, maintain_order="left"
+    )
     ordered = [*groups, *gold_schema, *(n for n in pred_schema if n not in keys + groups)]
     matched = matched.select(list(dict.fromkeys(ordered)))
-    unknown = predictions.join(gold.select(keys), on=keys, how="anti")
+    unknown = predictions.join(gold.select(keys), on=keys, how="anti", maintain_order="left")
     joined = pl.concat([matched, unknown], how="diagonal")
     _report(expected, pred_keys, groups, keys)
     return joined
@@ -137,8 +139,10 @@ def _report(
     expected: pl.DataFrame, present: pl.DataFrame, groups: list[str], keys: list[str]
 ) -> None:
     on = groups + keys
-    missing = expected.join(present, on=on, how="anti")
-    unknown = present.join(expected.select(keys).unique(), on=keys, how="anti")
+    missing = expected.join(present, on=on, how="anti", maintain_order="left")
+    unknown = present.join(
+        expected.select(keys).unique(), on=keys, how="anti", maintain_order="left"
+    )
     parts = []
     if missing.height:
         parts.append(
@@ -217,7 +221,9 @@ def join_metadata(
     extra_keys = extra.select(keys).collect()
     _check_keys(extra_keys, keys, "metadata")
     table_keys = frame.select(keys).unique(maintain_order=True).collect()
-    unmatched = table_keys.join(extra_keys, on=keys, how="anti", nulls_equal=False)
+    unmatched = table_keys.join(
+        extra_keys, on=keys, how="anti", nulls_equal=False, maintain_order="left"
+    )
     if unmatched.height:
         warnings.warn(
             f"{unmatched.height} of {table_keys.height} key(s) {keys} in the table have no "

@@ -1,0 +1,93 @@
+"""Re-scoring a dump against the values its harness stored."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+
+import evalframe as ef
+from evalframe import EvalframeError
+from evalframe.cli import main
+
+
+def dump() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "task": ["t"] * 4,
+            "sample_id": [0, 1, 2, 3],
+            "prediction": ["Paris", "paris", None, "x"],
+            "gold": ["Paris", "Paris", "a", "y"],
+            # hand-set: rows 0 and 3 agree with exact_match, row 1 does not (case), row 2
+            # has a null prediction: evalframe null, harness 0.0
+            "harness.exact_match": [1.0, 1.0, 0.0, 0.0],
+            "harness.em_bool": [True, False, None, False],
+        }
+    )
+
+
+def test_counts_agreement_and_lists_the_rows_that_differ():
+    found = ef.rescore(dump(), ["exact_match"])
+    summary = found.summary.row(0, named=True)
+    assert summary["n"] == 4
+    assert (summary["n_agree"], summary["n_differ"]) == (2, 2)
+    assert summary["n_null_evalframe"] == 1
+    assert summary["n_null_harness"] == 0
+    assert summary["max_abs_difference"] == 1.0
+    assert found.differences.select("row", "sample_id", "evalframe", "harness").rows() == [
+        (1, 1, 0.0, 1.0),
+        (2, 2, None, 0.0),
+    ]
+    assert not found.agrees
+
+
+def test_alias_and_against_name_the_harness_column_booleans_read_as_numbers():
+    aliased = ef.rescore(dump(), ["em_bool=exact_match"])
+    assert aliased.summary["against"].to_list() == ["harness.em_bool"]
+    # row 2: both null agree; row 1: 0.0 vs False agree
+    assert aliased.agrees
+    mapped = ef.rescore(dump(), ["exact_match"], against={"exact_match": "harness.em_bool"})
+    assert mapped.agrees
+
+
+def test_tolerance():
+    frame = pl.DataFrame(
+        {"prediction": ["x y"], "gold": ["x z"], "harness.token_f1": [0.5 + 1e-13]}
+    )
+    assert not ef.rescore(frame, ["token_f1"]).agrees
+    assert ef.rescore(frame, ["token_f1"], tolerance=1e-12).agrees
+
+
+def test_nan_agrees_with_nan():
+    frame = pl.DataFrame({"prediction": ["a"], "gold": ["a"], "harness.exact_match": [math.nan]})
+    assert not ef.rescore(frame, ["exact_match"]).agrees
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "message"),
+    [
+        (["squad_em"], {}, r"no column 'harness.squad_em'.*harness.exact_match"),
+        (["exact_match"], {"against": {"nope": "x"}}, "against= names column"),
+        (["exact_match"], {"tolerance": -1}, "tolerance=-1 must be"),
+        (["f1"], {"against": {"f1": "harness.exact_match"}}, "corpus-level metric"),
+    ],
+)
+def test_errors(metrics, kwargs, message):
+    frame = dump().with_columns(pl.col("prediction").alias("label"))
+    with pytest.raises(EvalframeError, match=message):
+        ef.rescore(frame, metrics, **kwargs)
+
+
+def test_command_line_exit_code_says_whether_every_row_agrees(tmp_path, capsys):
+    path = tmp_path / "dump.jsonl"
+    rows = dump().drop("harness.em_bool").to_dicts()
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["rescore", str(path), "-m", "exact_match", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "2 differing row(s)" in out
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    assert main(["rescore", str(good), "-m", "exact_match", "--quiet"]) == 0
+    assert main(["rescore", str(good), "-m", "exact_match", "--against", "bad"]) == 2
