@@ -185,7 +185,8 @@ def test_invalid_values_message_and_debug_traceback(tmp_path):
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["score"], ["aggregate"], ["compare"], ["power"], ["metrics"], ["normalizers"]],
+    [[], ["score"], ["aggregate"], ["compare"], ["power"], ["metrics"], ["normalizers"],
+     ["rescore"], ["formats"]],
 )
 def test_help_everywhere(command):
     result = run(*command, "--help")
@@ -353,3 +354,71 @@ def test_a_recorded_metric_column_that_was_renamed_is_reported(tmp_path, dump):
     result = run("aggregate", str(edited))
     assert result.returncode == 0, result.stderr.decode()
     assert "'squad_em' (no such column: renamed or dropped?)" in result.stderr.decode()
+
+
+def test_score_with_golds_from_another_file_reports_missing_predictions(tmp_path):
+    predictions = tmp_path / "preds.json"
+    predictions.write_text(json.dumps({"q1": "Paris", "q3": "x"}), encoding="utf-8")
+    golds = tmp_path / "dev.jsonl"
+    golds.write_text(
+        '{"id": "q1", "question": "Capital?", "answers": ["Paris"]}\n'
+        '{"id": "q2", "question": "River?", "answers": ["Seine"]}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "scored.parquet"
+    done = run("score", str(predictions), "-m", "squad_em", "--gold", str(golds), "--on", "id",
+               "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    stderr = done.stderr.decode()
+    assert "evalframe: warning: 1 of 2 gold key(s) have no prediction" in stderr
+    assert "first model='preds', id='q2'" in stderr
+    assert "Traceback" not in stderr and "UserWarning" not in stderr
+    scored = pl.read_parquet(out)
+    assert scored.select("id", "prediction", "squad_em").rows() == [
+        ("q1", "Paris", 1.0), ("q2", None, None), ("q3", "x", None),
+    ]
+    summary = run("aggregate", str(out), "-o", str(tmp_path / "s.json"), "--quiet")
+    assert summary.returncode == 0, summary.stderr
+    row = json.loads((tmp_path / "s.json").read_text())[0]
+    # hand computation: q1 right, q2 unanswered (wrong), q3 has no gold (n_null)
+    assert (row["n"], row["n_missing"], row["n_null"], row["value"]) == (2, 1, 1, 0.5)
+
+
+def test_gold_without_on_and_unknown_format_are_usage_errors(tmp_path, dump):
+    done = run("score", str(dump), "-m", "squad_em", "--gold", str(dump))
+    assert done.returncode == 2
+    assert b"--gold and --on go together" in done.stderr
+    done = run("score", str(dump), "-m", "squad_em", "--format", "lm-evel")
+    assert done.returncode == 2
+    assert b"unknown format 'lm-evel'" in done.stderr
+
+
+def test_select_and_format_table(tmp_path):
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps([{"prediction": "a", "gold": "a", "noise": {"x": 1}}]))
+    out = tmp_path / "o.parquet"
+    done = run("score", str(path), "-m", "exact_match", "--select", "prediction,gold",
+               "--format", "table", "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert pl.read_parquet(out).columns == ["prediction", "gold", "exact_match"]
+
+
+def test_aggregate_join_attaches_model_metadata(tmp_path, dump):
+    scored = tmp_path / "scored.parquet"
+    assert run("score", str(dump), "-m", "squad_em", "--col", "prediction=pred",
+               "--col", "gold=answers", "-o", str(scored), "--quiet").returncode == 0
+    models = tmp_path / "models.csv"
+    models.write_text("model,params_b\nm1,7\n", encoding="utf-8")
+    out = tmp_path / "summary.csv"
+    done = run("aggregate", str(scored), "--by", "model", "--join", str(models), "--on", "model",
+               "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 key(s) ['model'] in the table have no metadata" in done.stderr.decode()
+    table = pl.read_csv(out)
+    assert table.select("model", "params_b").rows() == [("m1", 7), ("m2", None)]
+
+
+def test_formats_lists_the_layouts():
+    done = run("formats")
+    assert done.returncode == 0, done.stderr
+    assert b"squad_predictions" in done.stdout

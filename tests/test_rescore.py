@@ -60,7 +60,7 @@ def test_tolerance():
     assert ef.rescore(frame, ["token_f1"], tolerance=1e-12).agrees
 
 
-def test_nan_agrees_with_nan():
+def test_nan_from_the_harness_differs_from_a_number():
     frame = pl.DataFrame({"prediction": ["a"], "gold": ["a"], "harness.exact_match": [math.nan]})
     assert not ef.rescore(frame, ["exact_match"]).agrees
 
