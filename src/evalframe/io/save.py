@@ -29,8 +29,15 @@ def save(
     path: str | Path,
     *,
     metadata: Mapping[str, str] | None = None,
+    format: str | None = None,
 ) -> None:
     """Write ``frame`` to ``path``, atomically; the format follows the extension.
+
+    ``format="every_eval_ever"`` writes Every Eval Ever records instead: an aggregate table
+    (columns ``metric``, ``value``, ``stderr``, ``ci_low``, ``ci_high``, ``n``, as
+    ``ef.aggregate`` returns) as one aggregate record (``.json``), any other table as
+    instance-level records (``.jsonl``); ``metadata`` then gives the record's fields
+    evalframe cannot know (:mod:`evalframe.io.adapters.every_eval_ever_write`).
 
     A LazyFrame written to parquet, IPC, CSV or JSON lines is streamed (it need not
     fit in memory). ``metadata`` is stored as key-value metadata in parquet files.
@@ -50,12 +57,36 @@ def save(
     >>> pl.read_parquet(out)["x"].to_list(), os.listdir(os.path.dirname(out))
     ([1.0], ['s.parquet'])
     """
+    if format is not None:
+        _save_as(frame, path, format, metadata)
+        return
     kind = format_of(path, WRITE_FORMATS, "write")
     if kind == "csv":
         _check_flat(frame, path)
     shown = str(path)
     with replacing(resolve_target(path, shown), shown) as out:
         _write(frame, out, kind, metadata)
+
+
+#: ``format=`` values of :func:`save` (otherwise the extension decides).
+SAVE_FORMATS = ("every_eval_ever",)
+
+
+def _save_as(
+    frame: pl.DataFrame | pl.LazyFrame,
+    path: str | Path,
+    format: str,
+    metadata: Mapping[str, object] | None,
+) -> None:
+    name = format.strip().lower().replace("-", "_") if isinstance(format, str) else format
+    if name not in SAVE_FORMATS:
+        raise EvalframeError(
+            f"unknown save format {format!r}; known: {list(SAVE_FORMATS)} (leave format=None "
+            "to write by the file's extension)"
+        )
+    from evalframe.io.adapters.every_eval_ever_write import write
+
+    write(frame, path, metadata=metadata)
 
 
 def _write(

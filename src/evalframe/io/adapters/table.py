@@ -20,13 +20,14 @@ from evalframe.io.adapters._probe import Probe
 
 #: Adapter modules, in detection order (the most specific layouts first).
 MODULES: tuple[str, ...] = (
-    # lm_eval
+    "lm_eval",
+    "lm_eval_results",
     # lighteval
-    # inspect
+    "inspect",
     "squad",
-    # alpaca_eval
-    # mtbench
-    # every_eval_ever
+    "alpaca_eval",
+    "mtbench",
+    "every_eval_ever",
 )
 
 #: ``format=`` values that are not adapters.
