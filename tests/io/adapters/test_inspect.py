@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import polars as pl
@@ -142,7 +143,7 @@ def test_rows_match_read_eval_log(inspect_log, name):
     for row, sample in zip(frame.iter_rows(named=True), samples, strict=True):
         assert row["task"] == log.eval.task and row["model"] == log.eval.model
         assert row["log_status"] == log.status == "success"
-        assert row["sample_id"] == sample.id and row["epoch"] == sample.epoch
+        assert row["sample_id"] == str(sample.id) and row["epoch"] == sample.epoch
         assert row["input"] == _input_text(sample.input)
         targets = sample.target if isinstance(sample.target, list) else [sample.target]
         assert row["gold"] in (sample.target, targets)
@@ -185,16 +186,17 @@ def test_multiple_choice_gold_index_from_the_dataset(inspect_log, ext):
 @pytest.mark.parametrize("ext", ["eval", "json"])
 def test_generative_log_columns(inspect_log, ext):
     frame = ef.load(LOGS / f"gen.{ext}")
-    assert frame.schema["sample_id"] == pl.Int64
+    assert frame.schema["sample_id"] == pl.String  # integer ids, as text
+    assert sorted(set(frame["sample_id"])) == ["1", "2", "3", "4"]
     assert frame.schema["gold"] == pl.List(pl.String)  # sample 2's target is a list
-    assert frame["gold_index"].null_count() == frame.height  # no choices
+    assert frame.schema["gold_index"] == pl.Null  # no choices
     assert frame.schema["metadata.topic"] == pl.String
     assert frame.schema["metadata.tags"] == pl.String  # lists (and a null): JSON text
     assert sorted(frame["epoch"].unique().to_list()) == [1, 2]
 
 
 def test_unicode_and_chat_input(inspect_log):
-    frame = ef.load(LOGS / "gen.json").filter(pl.col("sample_id") == 3)
+    frame = ef.load(LOGS / "gen.json").filter(pl.col("sample_id") == "3")
     record = dataset("gen")[3]
     assert frame["input"].to_list() == [record["input"][1]["content"]] * 2
     assert frame["gold"].to_list() == [[record["target"]]] * 2
@@ -222,7 +224,7 @@ def test_sample_with_an_error_is_kept_and_flagged(inspect_log, ext):
     frame = ef.load(LOGS / f"errors.{ext}")
     assert frame.height == len(log.samples) == 8
     flagged = frame.filter(pl.col("error").is_not_null())
-    assert flagged.select("sample_id", "epoch").rows() == [(failed[0].id, failed[0].epoch)]
+    assert flagged.select("sample_id", "epoch").rows() == [(str(failed[0].id), failed[0].epoch)]
     assert flagged["error"].item() == failed[0].error.message
     assert flagged["error_traceback"].item() == failed[0].error.traceback
     assert flagged["prediction"].item() is None
@@ -249,14 +251,51 @@ def test_log_without_its_samples_is_an_error(inspect_log, ext):
         ef.load(LOGS / f"unlogged.{ext}")
 
 
-def test_logs_of_different_shapes_stack_with_a_schema(inspect_log):
-    # mc ids are text and its gold a list; the empty log has text gold and integer indexes
-    frame = ef.load(
-        [LOGS / "mc.eval", LOGS / "gen.json", LOGS / "empty.eval"],
-        schema={"sample_id": "str", "gold": "list[str]", "gold_index": "list[int]"},
+def test_logs_of_different_tasks_stack(inspect_log):
+    # text and integer ids, list golds and a log without rows, choices and none: one frame
+    names = ["mc.eval", "gen.json", "errors.eval", "empty.eval"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = ef.load([LOGS / name for name in names])
+    assert frame.group_by("task").len().sort("task").rows() == [("gen", 16), ("mc", 10)]
+    assert frame.schema["gold_index"] == pl.List(pl.Int64)
+    assert frame.filter(pl.col("task") == "gen")["gold_index"].null_count() == 16
+
+
+def test_text_gold_beside_list_gold(inspect_log, tmp_path):
+    # mc.json with q5's target made one letter: every target is text, so gold is String,
+    # and gold_index Int64; stacked with list golds, load leaves them out with a warning
+    log = json.loads((LOGS / "mc.json").read_text(encoding="utf-8"))
+    for sample in log["samples"]:
+        if isinstance(sample["target"], list):
+            sample["target"] = sample["target"][0]
+    path = tmp_path / "single.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    single = ef.load(path)
+    assert single.schema["gold"] == pl.String and single.schema["gold_index"] == pl.Int64
+    assert single.filter(pl.col("sample_id") == "q5")["gold_index"].to_list() == [2, 2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stacked = ef.load([path, LOGS / "mc.json"])
+    assert "gold" not in stacked.columns and "gold_index" not in stacked.columns
+    told = " ".join(str(warning.message) for warning in caught)
+    assert "column 'gold' is String" in told and "column 'gold_index' is Int64" in told
+
+    # the remedy docs/harnesses/inspect.md gives: one list dtype before stacking
+    def as_lists(frame: pl.DataFrame) -> pl.DataFrame:
+        scalar = [c for c in ("gold", "gold_index") if frame.schema[c] in (pl.String, pl.Int64)]
+        return frame.with_columns(
+            pl.when(pl.col(c).is_not_null()).then(pl.concat_list(c)).alias(c) for c in scalar
+        )
+
+    paths = [path, LOGS / "mc.json", LOGS / "gen.json"]
+    stacked = pl.concat([as_lists(ef.load(p)) for p in paths], how="diagonal")
+    assert stacked.filter(pl.col("sample_id") == "q1")["gold"].to_list() == [["A"]] * 4
+    assert (
+        stacked.filter(pl.col("sample_id") == "q5")["gold_index"].to_list()
+        == [[2]] * 2 + [[2, 3]] * 2
     )
-    assert frame.height == 18
-    assert frame.group_by("task").len().sort("task").rows() == [("gen", 8), ("mc", 10)]
+    assert stacked.filter(pl.col("task") == "gen")["gold_index"].null_count() == 8
 
 
 # -- Inspect's metrics from the harness columns ----------------------------------------------
@@ -290,7 +329,7 @@ def test_epoch_means_are_inspect_reductions(inspect_log, name):
         column = f"harness.{reduction.scorer}"
         means = dict(frame.group_by("sample_id").agg(pl.col(column).mean()).rows())
         for reduced in reduction.samples:
-            assert means[reduced.sample_id] == pytest.approx(float(reduced.value), rel=1e-12)
+            assert means[str(reduced.sample_id)] == pytest.approx(float(reduced.value), rel=1e-12)
 
 
 def test_row_level_stderr_differs_when_epochs_are_unbalanced(inspect_log):
@@ -340,6 +379,33 @@ def test_score_to_float_is_null_where_inspect_cannot_convert(value):
     # Inspect: NaN stays NaN (its unscored sentinel, left out of metrics); the rest are
     # 0.0 with a logged warning. Here both are null.
     assert score_to_float(value) is None
+
+
+def test_metadata_kinds():
+    from evalframe.io.adapters.inspect import metadata_columns
+
+    frame = pl.DataFrame(
+        metadata_columns(
+            [
+                {"n": 1, "x": 0.5, "ok": True, "mixed": 1, "deep": {"a": [1]}, "big": 2**60},
+                {"n": 2, "x": 2, "ok": None, "mixed": "1", "big": 1.5},
+                {},
+            ]
+        )
+    )
+    assert dict(frame.schema) == {
+        "metadata.n": pl.Int64,
+        "metadata.x": pl.Float64,
+        "metadata.ok": pl.Boolean,
+        "metadata.mixed": pl.String,
+        "metadata.deep": pl.String,
+        "metadata.big": pl.String,
+    }
+    assert frame.rows() == [
+        (1, 0.5, True, "1", '{"a": [1]}', str(2**60)),
+        (2, 2.0, None, '"1"', None, "1.5"),
+        (None, None, None, None, None, None),
+    ]
 
 
 def test_target_indexes_read_as_the_choice_scorer_reads_them():

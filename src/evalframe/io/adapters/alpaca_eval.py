@@ -117,8 +117,9 @@ def _is_annotations(probe: Probe) -> bool:
     preference = record.get("preference", "")
     return (
         all(key in record for key in ANNOTATION_KEYS)
-        and all(isinstance(record[key], str) for key in ("instruction", "generator_1"))
-        and isinstance(record["generator_2"], str)
+        and all(
+            isinstance(record[key], str) for key in ("instruction", "generator_1", "generator_2")
+        )
         and (preference is None or _is_number(preference))
     )
 
@@ -286,17 +287,29 @@ def _records(path: Path, kind: str) -> list[tuple[str, dict[str, object]]]:
         value = _loads(data, path, None)
         if not isinstance(value, list):
             raise EvalframeError(
-                f"cannot read {str(path)!r}: it holds a JSON {type(value).__name__}; expected a "
-                "JSON list of records ([{...}, {...}])"
+                f"cannot read {str(path)!r}: it holds {_json_kind(value)}; expected a JSON list "
+                "of records ([{...}, {...}])"
             )
         found = [(f"record {number}", item) for number, item in enumerate(value, 1)]
     for where, record in found:
         if not isinstance(record, dict):
             raise EvalframeError(
-                f"cannot read {str(path)!r}: {where} is {type(record).__name__} "
-                f"({str(record)[:40]}); expected an object"
+                f"cannot read {str(path)!r}: {where} is {_json_kind(record)} "
+                f"({short(record, 40)}); expected an object"
             )
     return found
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number"
 
 
 def _loads(data: bytes, path: Path, where: str | None) -> object:

@@ -7,14 +7,15 @@ it, reading says to ``pip install "evalframe[inspect]"``. See ``docs/harnesses/i
 Columns, per sample and epoch (``sample.*`` is Inspect's ``EvalSample``):
 
 - ``task``, ``model`` (``eval.task``, ``eval.model``), ``eval_id``, ``log_status``
-  (``success``, ``error``, ``cancelled``, ``started``), ``sample_id``, ``epoch``.
+  (``success``, ``error``, ``cancelled``, ``started``), ``sample_id`` (as text), ``epoch``.
 - ``input``: the text Inspect calls ``input_text`` (the input itself, or the last user
   message of a chat input); ``input_messages``: a chat input as JSON text (null for text).
 - ``gold``: ``sample.target`` (``list[str]`` in every row when one target is a list);
   ``prediction``: ``output.completion`` (null when the sample produced no output, e.g. an
   error); ``choices``; ``gold_index``: the choice(s) a multiple-choice target names, read as
   Inspect's ``choice()`` scorer reads it (``"A"`` is 0, ``"AC"`` / ``["A", "C"]`` is
-  ``[0, 2]``; null when the target is not letters of the choices).
+  ``[0, 2]``; null when the target is not letters of the choices). ``gold`` without rows and
+  ``gold_index`` without any value are Null columns, which stack with either dtype.
 - per scorer ``s``: ``harness.s`` (Float64: the value as Inspect's ``value_to_float()``
   converts it; see :func:`score_to_float`) and, as text, ``scores.s.value`` (the raw value;
   JSON for a non-string), ``scores.s.answer``, ``scores.s.explanation``, ``scores.s.reason``,
@@ -28,6 +29,7 @@ Columns, per sample and epoch (``sample.*`` is Inspect's ``EvalSample``):
 - ``messages`` (the conversation, JSON), ``stop_reason``, ``sample_uuid``, ``started_at``,
   ``completed_at``, ``total_time``, ``working_time``.
 
+A log written with ``log_samples=False`` (results, no samples) is an error, not 0 rows.
 Not carried: a sample's ``events``, ``store``, ``attachments`` (resolved into the messages),
 sandbox set-up and timelines; read the log with Inspect for those.
 """
@@ -46,7 +48,15 @@ from evalframe.errors import EvalframeError
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
-__all__ = ["ADAPTERS", "detect", "metadata_columns", "read", "score_to_float"]
+__all__ = [
+    "ADAPTERS",
+    "detect",
+    "log_frame",
+    "metadata_columns",
+    "read",
+    "score_to_float",
+    "target_indexes",
+]
 
 INSTALL = 'pip install "evalframe[inspect]"'
 
@@ -169,7 +179,20 @@ def _reader(path: Path) -> Callable[..., Any]:
 
 
 def log_frame(log: Any) -> pl.DataFrame:
-    """The frame of an ``inspect_ai.log.EvalLog`` (see the module docstring)."""
+    """The frame of an ``inspect_ai.log.EvalLog`` read by the caller (see the module
+    docstring for its columns; read it with ``resolve_attachments=True``, as :func:`read`
+    does, for message text instead of ``attachment://`` references).
+
+    >>> import evalframe
+    >>> from inspect_ai.log import read_eval_log
+    >>> root = Path(evalframe.__file__).parents[2]
+    >>> log = read_eval_log(str(root / "tests/fixtures/harness/inspect/gen.eval"))
+    >>> frame = log_frame(log)
+    >>> frame.height, frame["epoch"].unique().sort().to_list()
+    (8, [1, 2])
+    >>> [name for name in frame.columns if name.startswith("harness.")]
+    ['harness.match', 'harness.includes', 'harness.graded', 'harness.answer_length']
+    """
     samples = list(log.samples or [])
     n = len(samples)
     columns: dict[str, pl.Series] = {}
@@ -214,9 +237,8 @@ def log_frame(log: Any) -> pl.DataFrame:
 
 
 def _ids(ids: list[int | str]) -> pl.Series:
-    """Sample ids: Int64 when every id is an integer, else text (an integer id as digits)."""
-    if ids and all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-        return pl.Series("sample_id", ids, dtype=pl.Int64)
+    """Sample ids as text (Inspect's ids are integers or text; an integer as its digits),
+    so that logs of different tasks stack."""
     return pl.Series("sample_id", [str(i) for i in ids], dtype=pl.String)
 
 
@@ -234,7 +256,10 @@ def _input_text(value: object) -> str | None:
 
 
 def _gold(targets: list[str | list[str]]) -> pl.Series:
-    """Targets: text, or ``list[str]`` for every row when any target is a list."""
+    """Targets: text, or ``list[str]`` for every row when any target is a list (Null
+    without rows, so that an empty log stacks with either)."""
+    if not targets:
+        return pl.Series("gold", [], dtype=pl.Null)
     if all(isinstance(target, str) for target in targets):
         return pl.Series("gold", targets, dtype=pl.String)
     lists = [[target] if isinstance(target, str) else list(target) for target in targets]
@@ -283,11 +308,14 @@ def target_indexes(target: str | list[str], n_choices: int) -> list[int] | None:
 
 def _gold_indexes(samples: list[Any]) -> pl.Series:
     """``gold_index``: Int64 when every multiple-choice target names one choice, else
-    ``list[int]``; null for a sample without choices or a target that names none."""
+    ``list[int]``; null for a sample without choices or a target that names none (a Null
+    column when no sample has one, so that it stacks with either)."""
     found = [
         target_indexes(sample.target, len(sample.choices)) if sample.choices else None
         for sample in samples
     ]
+    if all(indexes is None for indexes in found):
+        return pl.Series("gold_index", [None] * len(found), dtype=pl.Null)
     if all(indexes is None or len(indexes) == 1 for indexes in found):
         single = [indexes[0] if indexes is not None else None for indexes in found]
         return pl.Series("gold_index", single, dtype=pl.Int64)

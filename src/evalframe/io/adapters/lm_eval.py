@@ -118,7 +118,7 @@ def read_samples(path: Path) -> pl.LazyFrame:
     return _mapped(_read(path), path).lazy()
 
 
-def _open(path: Path):  # noqa: ANN202 - a binary file object
+def _open(path: Path):
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
@@ -537,9 +537,7 @@ def _mapped(raw: pl.DataFrame, path: Path) -> pl.DataFrame:
         pl.lit(task, pl.String).alias("task"),
         pl.lit(model_name(path), pl.String).alias("model"),
         pl.col("doc_id").alias("sample_id"),
-        (pl.col("filter") if "filter" in raw.columns else pl.lit(None, pl.String)).alias(
-            "filter"
-        ),
+        (pl.col("filter") if "filter" in raw.columns else pl.lit(None, pl.String)).alias("filter"),
     ]
     harness = [pl.col(name).alias(f"harness.{name}") for name in metrics]
     rest = [pl.col(name) for name in raw.columns if name not in {"doc_id", "filter", *metrics}]
