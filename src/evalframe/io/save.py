@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe._version import __version__
 from evalframe.errors import EvalframeError, located, without_plan
 from evalframe.io._atomic import Output, replacing, resolve_target
 from evalframe.io.formats import WRITE_FORMATS, format_of
@@ -40,7 +41,9 @@ def save(
     evalframe cannot know (:mod:`evalframe.io.adapters.every_eval_ever_write`).
 
     A LazyFrame written to parquet, IPC, CSV or JSON lines is streamed (it need not
-    fit in memory). ``metadata`` is stored as key-value metadata in parquet files.
+    fit in memory). ``metadata`` is stored as key-value metadata in parquet files, with
+    ``evalframe.version``, so that reading the file back never takes it for a harness's
+    layout (a scored lighteval details file is read as it is).
     ``~`` is expanded and a symbolic link is written through (the file it points to
     is replaced; the link stays). A new file gets the mode ``open()`` would give it
     (``0o666`` less the umask); a replaced file keeps its mode. The folder must exist.
@@ -64,6 +67,8 @@ def save(
     if kind == "csv":
         _check_flat(frame, path)
     shown = str(path)
+    if kind == "parquet":
+        metadata = {"evalframe.version": __version__, **(metadata or {})}
     with replacing(resolve_target(path, shown), shown) as out:
         _write(frame, out, kind, metadata)
 
