@@ -69,6 +69,10 @@ class _Part:
     def level(self) -> str:
         return self.layout.level if self.layout is not None else "samples"
 
+    @property
+    def kind(self) -> str:
+        return self.layout.kind if self.layout is not None else "samples"
+
 
 def scan(
     source: Source,
@@ -230,25 +234,32 @@ def _select(part: _Part, selected: list[str]) -> _Part:
 
 
 def _one_level(parts: list[_Part], directory: bool) -> list[_Part]:
-    """The files to stack: one level of rows (samples, results or reference), never a mix."""
-    levels = {part.level for part in parts}
-    if len(levels) <= 1:
+    """The files to stack: one kind of rows (samples, results, reference...), never a mix.
+
+    A directory holding per-sample files next to harness aggregates or questions (an lm-eval
+    output tree) gives its per-sample files; any other mix is an error.
+    """
+    if directory and len({part.level for part in parts}) > 1:
+        samples = [part for part in parts if part.level == "samples"]
+        if samples:
+            skipped = [part for part in parts if part.level != "samples"]
+            warnings.warn(
+                f"read the per-sample files of the directory; left out {len(skipped)} file(s) "
+                f"of other levels (harness aggregates, questions), first "
+                f"{str(skipped[0].path)!r}",
+                stacklevel=4,
+            )
+            parts = samples
+    kinds = {part.kind for part in parts}
+    if len(kinds) <= 1:
         return parts
-    if directory and "samples" in levels:
-        skipped = [part for part in parts if part.level != "samples"]
-        warnings.warn(
-            f"read the per-sample files of the directory; left out {len(skipped)} file(s) of "
-            f"other levels (harness aggregates, questions), first {str(skipped[0].path)!r}",
-            stacklevel=4,
-        )
-        return [part for part in parts if part.level == "samples"]
     described = "; ".join(
-        f"{level}: {str(next(p.path for p in parts if p.level == level))!r}"
-        for level in sorted(levels)
+        f"{kind}: {str(next(p.path for p in parts if p.kind == kind))!r}"
+        for kind in sorted(kinds)
     )
     raise EvalframeError(
-        "cannot stack files whose rows are different things (per-sample rows, harness "
-        f"aggregates, questions): {described}; read each kind on its own"
+        f"cannot stack files whose rows are different things ({described}); read each kind "
+        "on its own"
     )
 
 

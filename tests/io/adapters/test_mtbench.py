@@ -243,13 +243,14 @@ def test_questions_are_reference_rows_that_join_on_sample_id(shared_data):
     assert first.startswith("Compose an engaging travel blog post about a recent trip to Hawaii")
 
 
-def test_the_folder_reads_the_judgments_and_leaves_out_the_questions(shared_data):
+def test_the_folder_leaves_out_the_questions_but_never_mixes_two_kinds_of_judgment(shared_data):
+    # pairwise verdicts and single grades are different things: not stacked as one table
     with pytest.warns(UserWarning, match="left out 1 file"):
-        frame = ef.load(folder(shared_data))
-    assert frame.height == 75 + 160
-    # Pairwise rows have verdicts, single-grade rows a score.
-    assert frame.filter(pl.col("verdict_ab").is_not_null()).height == 75
-    assert frame.filter(pl.col("score").is_not_null()).height == 160
+        with pytest.raises(EvalframeError, match=r"graded answers: .*pairwise judgments: "):
+            ef.load(folder(shared_data))
+    pairs = ef.load(str(folder(shared_data) / "*_pair.jsonl.gz"))
+    assert pairs.height == 75
+    assert pairs.filter(pl.col("verdict_ab").is_not_null()).height == 75
 
 
 # ---------------------------------------------------------------- nasty cases

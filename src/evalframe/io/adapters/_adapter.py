@@ -35,6 +35,10 @@ class Adapter:
     level
         What one output row is: a ``"samples"`` row (scored), a ``"results"`` row (a harness's
         own aggregate) or a ``"reference"`` row (questions, golds).
+    rows
+        What one row is, when rows of the same level are still different things and must not
+        be stacked with others (``"pairwise judgments"``, ``"graded answers"``); the level's
+        name by default.
     extensions
         File name endings only this adapter reads (``(".eval",)``); others use the table of
         formats by extension.
@@ -60,7 +64,13 @@ class Adapter:
     level: str = "samples"
     extensions: tuple[str, ...] = ()
     doc: str = ""
+    rows: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
             raise ValueError(f"adapter {self.name!r}: level {self.level!r} not in {LEVELS}")
+
+    @property
+    def kind(self) -> str:
+        """What one row is: :attr:`rows`, else the level's name."""
+        return self.rows or self.level

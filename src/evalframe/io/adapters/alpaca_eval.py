@@ -409,6 +409,7 @@ ADAPTERS = (
         detect=_is_annotations,
         read=read_annotations,
         doc=DOC,
+        rows="pairwise judgments",
     ),
     Adapter(
         name="alpaca_eval_outputs",

@@ -363,6 +363,7 @@ ADAPTERS = (
         detect=_is_pair,
         read=read_pair,
         doc=DOC,
+        rows="pairwise judgments",
     ),
     Adapter(
         name="mtbench_single",
@@ -372,6 +373,7 @@ ADAPTERS = (
         detect=_is_single,
         read=read_single,
         doc=DOC,
+        rows="graded answers",
     ),
     Adapter(
         name="mtbench_questions",

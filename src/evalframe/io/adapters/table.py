@@ -22,7 +22,7 @@ from evalframe.io.adapters._probe import Probe
 MODULES: tuple[str, ...] = (
     "lm_eval",
     "lm_eval_results",
-    # lighteval
+    "lighteval",
     "inspect",
     "squad",
     "alpaca_eval",
