@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -91,3 +92,15 @@ def test_command_line_exit_code_says_whether_every_row_agrees(tmp_path, capsys):
     good.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     assert main(["rescore", str(good), "-m", "exact_match", "--quiet"]) == 0
     assert main(["rescore", str(good), "-m", "exact_match", "--against", "bad"]) == 2
+
+
+def test_real_lm_eval_output_agrees_row_for_row(capsys):
+    folder = Path(__file__).resolve().parent / "fixtures/harness/lm_eval/output/lm-eval-dummy"
+    (samples,) = folder.glob("samples_ef_mc_2*.jsonl")
+    assert main(["rescore", str(samples), "-m", "acc", "-m", "acc_norm", "--quiet"]) == 0
+    found = ef.rescore(samples, ["acc", "acc_norm"])
+    assert found.summary["n_agree"].to_list() == [12, 12]
+    # a metric named as another harness column disagrees where the two differ, and says so
+    crossed = ef.rescore(samples, ["acc"], against={"acc": "harness.acc_norm"})
+    differing = (found.scored["harness.acc"] != found.scored["harness.acc_norm"]).sum()
+    assert crossed.summary["n_differ"].item() == differing
