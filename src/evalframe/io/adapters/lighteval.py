@@ -377,6 +377,16 @@ def _key_columns(keys: dict) -> list[pl.Expr]:
 
 def _read_flat(path: Path, frame: pl.LazyFrame, schema: pl.Schema, keys: dict) -> pl.LazyFrame:
     """The flat layout written with its own types (generative and single-token tasks)."""
+    odd = {
+        name: schema[name]
+        for name in ("predictions", "gold", "choices", "gold_index")
+        if not isinstance(schema[name], pl.List)
+    }
+    if odd:
+        raise EvalframeError(
+            f"{str(path)!r}: flat lighteval columns {odd} are not lists; expected every one of "
+            f"{list(PARSED)} to be a list (typed) or text (written with str())"
+        )
     choices = pl.col("choices").cast(pl.List(pl.String))
     try:
         gold_index = _as_list(pl.col("gold_index"), schema["gold_index"])
@@ -410,7 +420,12 @@ def _read_flat(path: Path, frame: pl.LazyFrame, schema: pl.Schema, keys: dict) -
         gold_index.alias("gold_index"),
     ]
     columns += _harness_columns("metrics", schema["metrics"])
-    mapped = ("gold", "choices", "gold_index", "metrics")
+    flattened = isinstance(schema["metrics"], pl.Struct)
+    mapped = (
+        ("gold", "choices", "gold_index", "metrics")
+        if flattened
+        else ("gold", "choices", "gold_index")
+    )
     rest = [pl.col(name) for name in schema if name not in mapped]
     return frame.select(columns + rest)
 
@@ -471,9 +486,9 @@ _NUMBER_CALLS = {"float", "int", "float64", "float32", "float16", "int64", "int3
 
 def _literal(text: str) -> object:
     """A Python literal as ``str()`` writes it, also ``nan``, ``inf`` and numpy scalars
-    (``np.float64(0.5)``), which :func:`ast.literal_eval` refuses.
+    (``np.float64(0.5)``, ``np.False_``), which :func:`ast.literal_eval` refuses.
 
-    >>> _literal("{'acc': np.float64(0.5), 'f1': nan, 'x': [(-1.5, False)]}")
+    >>> _literal("{'acc': np.float64(0.5), 'f1': nan, 'x': [(-1.5, np.False_)]}")
     {'acc': 0.5, 'f1': nan, 'x': [(-1.5, False)]}
     """
     return _convert(ast.parse(text.strip(), mode="eval").body)
@@ -494,13 +509,16 @@ def _convert(node: ast.AST) -> object:
             return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
+    if isinstance(node, ast.Attribute) and node.attr in ("True_", "False_"):
+        return node.attr == "True_"
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         function = node.func
         name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-        if name in _NUMBER_CALLS:
-            value = _convert(node.args[0])
-            if isinstance(value, int | float):
-                return value
+        value = _convert(node.args[0])
+        if name in _NUMBER_CALLS and isinstance(value, int | float):
+            return value
+        if name == "str_" and isinstance(value, str):
+            return value
     raise ValueError(f"unsupported expression {ast.dump(node)[:60]}")
 
 

@@ -52,11 +52,13 @@ def _is_results(probe: Probe) -> bool:
     if probe.top != "object" or not probe.has("results"):
         return False
     value = probe.value
+    # lighteval's results files hold 'results' and 'versions' too, with 'config_general'
     return (
         isinstance(value, dict)
         and isinstance(value.get("results"), dict)
         and isinstance(value.get("configs", value.get("versions")), dict)
         and ("n-shot" in value or "versions" in value)
+        and "config_general" not in value
     )
 
 
