@@ -245,9 +245,10 @@ def test_questions_are_reference_rows_that_join_on_sample_id(shared_data):
 
 def test_the_folder_leaves_out_the_questions_but_never_mixes_two_kinds_of_judgment(shared_data):
     # pairwise verdicts and single grades are different things: not stacked as one table
-    with pytest.warns(UserWarning, match="left out 1 file"):
-        with pytest.raises(EvalframeError, match=r"graded answers: .*pairwise judgments: "):
-            ef.load(folder(shared_data))
+    mixed = r"graded answers: .*pairwise judgments: "
+    left_out = pytest.warns(UserWarning, match="left out 1 file")
+    with left_out, pytest.raises(EvalframeError, match=mixed):
+        ef.load(folder(shared_data))
     pairs = ef.load(str(folder(shared_data) / "*_pair.jsonl.gz"))
     assert pairs.height == 75
     assert pairs.filter(pl.col("verdict_ab").is_not_null()).height == 75
