@@ -7,8 +7,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 # 20M rows of strings: collected, the frame is 813 MB (estimated_size) and collecting it peaks
-# at 1.2 GB resident; streamed, saving it in all four formats peaks near 500 MB (polars 2.1).
+# at 1.2 GB resident; streamed, saving it in any of the four formats peaks near 450 MB (polars
+# 2.1), all four in one process near 500 MB, and up to 800 MB on a machine busy with other work.
 STREAMER = textwrap.dedent(
     """
     import json, os, resource, sys
@@ -34,14 +37,15 @@ STREAMER = textwrap.dedent(
 COLLECTED = 800_000_000  # bytes, less than the frame collected
 
 
-def test_a_lazyframe_is_streamed_not_collected(tmp_path):
-    names = ["o.parquet", "o.arrow", "o.csv", "o.jsonl"]
+@pytest.mark.parametrize("name", ["o.parquet", "o.arrow", "o.csv", "o.jsonl"])
+def test_a_lazyframe_is_streamed_not_collected(tmp_path, name):
+    # one format per process: each peak is the save's own, not the allocator's history
     done = subprocess.run(
-        [sys.executable, "-c", STREAMER, str(tmp_path), *names],
+        [sys.executable, "-c", STREAMER, str(tmp_path), name],
         capture_output=True, text=True, timeout=600, check=True,
     )
     report = json.loads(done.stdout)
     assert report["peak"] < COLLECTED, report
-    assert sorted(report["sizes"]) == sorted(names)
-    assert min(report["sizes"].values()) > 50_000_000, report  # every row was written
+    assert list(report["sizes"]) == [name]
+    assert report["sizes"][name] > 50_000_000, report  # every row was written
     assert list(tmp_path.iterdir()) == []
