@@ -22,6 +22,7 @@ from evalframe import EvalframeError
 from evalframe.metrics.registry import all_metrics
 from evalframe.metrics.request import parse_request
 from evalframe.schema import resolve_columns
+from evalframe.stats.missing import answer_columns
 
 WORDS = ["the", "a", "Paris", "paris", "4", "four", "1,000", "1000", "-", "É", "été", "", " "]
 ROWS = 40
@@ -140,6 +141,13 @@ def likelihood_frame(rng: random.Random) -> pl.DataFrame:
     )
 
 
+def outcome_frame(rng: random.Random) -> pl.DataFrame:
+    """Pairwise judgments: the outcome of each (no errors: those score null by design)."""
+    outcomes = [rng.choice(["A", "B", "tie", "inconsistent"]) for _ in range(ROWS)]
+    outcomes[NULL_ROW] = None
+    return pl.DataFrame({"outcome": outcomes, "sample_id": list(range(ROWS))})
+
+
 FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
     "text": text_frame,
     "counts": count_frame,
@@ -150,6 +158,7 @@ FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
     "labels": labels_frame,
     "binary_labels": binary_labels_frame,
     "likelihood": likelihood_frame,
+    "outcome": outcome_frame,
 }
 
 #: registry name -> (concrete names to score with, the input shape they read)
@@ -198,6 +207,7 @@ CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
     "bits_per_byte": (("bits_per_byte",), "likelihood"),
     "perplexity": (("perplexity",), "likelihood"),
     "token_perplexity": (("token_perplexity",), "likelihood"),
+    "win_rate": (("win_rate",), "outcome"),
 }
 
 SPECS = {spec.name: spec for spec in all_metrics()}
@@ -337,6 +347,10 @@ def test_aggregate_merges_partitions_and_ignores_order(case):
     # the null row is a missing answer (counted wrong for a sample metric, left out of a
     # corpus metric) or an unscoreable one (left out): counted either way
     n, missing, null = whole["n"].item(), whole["n_missing"].item(), whole["n_null"].item()
+    if answer_columns(parse_request(name), frame.schema, {}) is None:
+        # no answer role (win_rate reads a judge's outcome): no missing answers to count
+        assert missing is None
+        missing = 0
     assert missing + null == 1
     corpus = parse_request(name).spec.level == "corpus"
     assert n == frame.height - null - (missing if corpus else 0)

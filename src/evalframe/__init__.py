@@ -13,7 +13,7 @@ shape: (1, 4)
 └──────┴────────┴─────┴───────┘
 """
 
-from evalframe import metrics, normalize
+from evalframe import judge, metrics, normalize
 from evalframe._version import __version__
 from evalframe.engine import score
 from evalframe.errors import EvalframeError
@@ -43,6 +43,7 @@ __all__ = [
     "compare",
     "group_tasks",
     "join_metadata",
+    "judge",
     "list_formats",
     "list_metrics",
     "list_normalizers",

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 import polars as pl
 
 from evalframe._version import __version__
+from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.adapters import format_names, list_formats
@@ -351,6 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--names", action="store_true", help="print only the names, one a line")
     metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
     _add_common(metrics)
+
+    add_judge_parser(commands, _Parser)
 
     formats = commands.add_parser(
         "formats",
@@ -878,6 +881,7 @@ COMMANDS = {
     "normalizers": _run_normalizers,
     "rescore": _run_rescore,
     "formats": _run_formats,
+    "judge": lambda args: run_judge(args, _show),
 }
 
 

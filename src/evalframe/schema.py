@@ -108,6 +108,7 @@ ROLES: dict[str, Role] = {
         Role("model", (ANY,), "grouping and pairing key"),
         Role("sample_id", (ANY,), "pairing key"),
         Role("cluster", (ANY,), "clustering key for clustered standard errors"),
+        Role("outcome", (STR,), "pairwise judgment: A, B, tie, inconsistent or error"),
     ]
 }
 

@@ -21,6 +21,7 @@ from evalframe.metrics import (
     classification,
     drop,
     exact_match,
+    judge,
     pass_at_k,
     perplexity,
     sampling,
@@ -38,7 +39,7 @@ from evalframe.metrics.registry import (
 
 _FAMILIES = (
     exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification, perplexity,
-    choice,
+    choice, judge,
 )
 
 for _family in _FAMILIES:

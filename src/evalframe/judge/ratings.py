@@ -1,0 +1,601 @@
+"""Ratings of many models from pairwise outcomes: Bradley-Terry, Elo-scaled, bootstrap intervals.
+
+:func:`ratings` fits the Bradley-Terry model by maximum likelihood, as Chatbot Arena does
+(FastChat ``fastchat/serve/monitor/rating_systems.py``, ``compute_bt``; the older
+``elo_analysis.compute_mle_elo`` fits the same likelihood with scikit-learn's logistic
+regression on duplicated battles): model ``i`` beats model ``j`` with probability
+``1 / (1 + base ** ((R_j - R_i) / scale))``. A battle's outcome for ``model_a`` is 1 (``"A"``),
+0 (``"B"``) or 0.5 (``"tie"``, and ``"inconsistent"``, which the pairwise harness counts as a
+tie): a tie is half a win for each side, exactly as ``compute_mle_elo``'s duplicated battles
+(one win for each side) and ``compute_bt``'s 0.5 labels count it. ``"error"`` and null
+outcomes are left out; so are battles of a model against itself (they do not change the
+likelihood). The ratings are Elo-scaled (``scale`` 400, ``base`` 10) and anchored: with
+``anchor="m"`` model ``m`` is exactly ``init``, with ``anchor=("m", 1114)`` exactly 1114, and
+with no anchor the mean rating is ``init``.
+
+The maximum-likelihood ratings exist only when no group of models never loses to the others
+(Zermelo's condition: the graph "took a point from" is strongly connected, a tie counting both
+ways). A model that wins every battle has no finite rating (the likelihood keeps growing as its
+rating goes up), so :func:`ratings` raises :class:`~evalframe.EvalframeError` naming the
+models, instead of returning the arbitrary large number an optimiser stops at.
+
+Intervals come from a seeded bootstrap resampled by question, as Chatbot Arena's
+``compute_bootstrap_bt`` resamples with multinomial weights: the distinct (model_a, model_b,
+outcome) cells are counted once per cluster (``cluster``, the question id); a replicate draws
+the clusters with replacement (one multinomial draw of their counts) and refits on the
+reweighted cells, so nothing is re-read per replicate. Without the cluster column, battles are
+resampled one by one (Chatbot Arena's own resampling). A replicate in which the ratings do not
+exist (a resample in which some model never loses) is left out of the interval and counted in
+``bootstrap_dropped``, with a warning. ``ci_low``/``ci_high`` are the percentile interval of
+the replicates, ``stderr`` their standard deviation.
+
+:func:`win_rate_matrix` gives the observed win rates of every pair (ties half).
+
+>>> import polars as pl
+>>> battles = pl.DataFrame({
+...     "model_a": ["x", "x", "y", "x", "y", "z"],
+...     "model_b": ["y", "z", "z", "y", "x", "x"],
+...     "outcome": ["A", "A", "tie", "B", "B", "B"],
+... })
+>>> table = ratings(battles, anchor="y", bootstrap=0)
+>>> table.select("model", pl.col("rating").round(1), "wins", "losses", "ties")
+shape: (3, 5)
+┌───────┬────────┬──────┬────────┬──────┐
+│ model ┆ rating ┆ wins ┆ losses ┆ ties │
+│ ---   ┆ ---    ┆ ---  ┆ ---    ┆ ---  │
+│ str   ┆ f64    ┆ u32  ┆ u32    ┆ u32  │
+╞═══════╪════════╪══════╪════════╪══════╡
+│ x     ┆ 1184.3 ┆ 4    ┆ 1      ┆ 0    │
+│ y     ┆ 1000.0 ┆ 1    ┆ 2      ┆ 1    │
+│ z     ┆ 828.5  ┆ 0    ┆ 2      ┆ 1    │
+└───────┴────────┴──────┴────────┴──────┘
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import EvalframeError
+from evalframe.io.load import Source, scan
+from evalframe.metrics.judge import OUTCOMES
+from evalframe.stats.signature import Signature
+
+__all__ = ["RATING_COLUMNS", "ratings", "win_rate_matrix"]
+
+#: The columns of :func:`ratings`.
+RATING_COLUMNS = (
+    "model", "rating", "stderr", "ci_low", "ci_high", "n_battles", "wins", "losses", "ties",
+    "bootstrap_dropped", "signature",
+)
+
+#: What a battle's outcome is worth to ``model_a``; errors are left out.
+_VALUE = {label: value for label, value in OUTCOMES.items() if value is not None}
+#: Tolerance on the largest gradient entry of the mean log-likelihood (natural units).
+_GTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class _Battles:
+    """The battles as distinct cells (model_a index, model_b index, outcome) with weights."""
+
+    models: list[str]
+    first: np.ndarray  # model_a index per cell
+    second: np.ndarray  # model_b index per cell
+    outcome: np.ndarray  # 1, 0.5 or 0 per cell
+    weight: np.ndarray  # summed battle weight per cell
+    cluster_cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # (cluster, cell, weight)
+    n_clusters: int
+    counts: pl.DataFrame  # per model: n_battles, wins, losses, ties
+
+
+def _read(
+    battles: Source,
+    model_a: str,
+    model_b: str,
+    outcome: str,
+    weight: str | None,
+    cluster: str | None,
+) -> tuple[pl.DataFrame, bool]:
+    frame = scan(battles)
+    schema = frame.collect_schema()
+    needed = [model_a, model_b, outcome, *([weight] if weight else [])]
+    absent = [name for name in needed if name not in schema]
+    if absent:
+        raise EvalframeError(
+            f"ratings need the column(s) {absent}, which the battles do not have; available: "
+            f"{list(schema)}"
+        )
+    clustered = cluster is not None and cluster in schema
+    selected = [
+        pl.col(model_a).cast(pl.String).alias("a"),
+        pl.col(model_b).cast(pl.String).alias("b"),
+        pl.col(outcome).alias("outcome"),
+        (pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)).alias("w"),
+        (pl.col(cluster) if clustered else pl.int_range(pl.len())).alias("cluster"),
+    ]
+    table = frame.select(selected).collect()
+    if table.schema["outcome"] not in (pl.String, pl.Null):
+        raise EvalframeError(
+            f"column {outcome!r} has dtype {table.schema['outcome']}; expected the outcomes "
+            f"{', '.join(map(repr, OUTCOMES))}"
+        )
+    wrong = table.filter(pl.col("outcome").is_not_null() & ~pl.col("outcome").is_in(OUTCOMES))
+    if wrong.height:
+        raise EvalframeError(
+            f"column {outcome!r}: {wrong.height} battle(s) have an outcome that is not one of "
+            f"{', '.join(map(repr, OUTCOMES))}; first: {wrong['outcome'][0]!r}"
+        )
+    kept = table.filter(
+        pl.col("outcome").is_in(list(_VALUE)) & (pl.col("a") != pl.col("b"))
+    )
+    nulls = kept.select(
+        pl.col("a").is_null().sum() + pl.col("b").is_null().sum(), pl.col("w").is_null().sum()
+    ).row(0)
+    if nulls[0]:
+        raise EvalframeError(
+            f"{nulls[0]} battle(s) have no model name (null {model_a!r} or {model_b!r})"
+        )
+    if nulls[1] or (weight and (kept["w"] < 0).any()):
+        raise EvalframeError(
+            f"weight column {weight!r} must be a non-negative number on every battle"
+        )
+    if clustered and kept["cluster"].null_count():
+        raise EvalframeError(
+            f"cluster column {cluster!r} is null in {kept['cluster'].null_count()} battle(s); "
+            "every battle needs a question id (or pass cluster=None to resample battles)"
+        )
+    return kept, clustered
+
+
+def _prepare(
+    battles: Source,
+    model_a: str,
+    model_b: str,
+    outcome: str,
+    weight: str | None,
+    cluster: str | None,
+) -> tuple[_Battles, bool]:
+    table, clustered = _read(battles, model_a, model_b, outcome, weight, cluster)
+    if table.height == 0:
+        raise EvalframeError("no battles to rate: every outcome is an error, null or a self-match")
+    models = sorted(set(table["a"].to_list()) | set(table["b"].to_list()))
+    if len(models) < 2:
+        raise EvalframeError(f"ratings need at least two models; the battles have {models}")
+    index = {name: i for i, name in enumerate(models)}
+    coded = table.with_columns(
+        pl.col("a").replace_strict(index, return_dtype=pl.Int64).alias("i"),
+        pl.col("b").replace_strict(index, return_dtype=pl.Int64).alias("j"),
+        pl.col("outcome").replace_strict(_VALUE, return_dtype=pl.Float64).alias("y"),
+    )
+    cells = (
+        coded.group_by("i", "j", "y")
+        .agg(pl.col("w").sum())
+        .sort("i", "j", "y")
+        .with_row_index("cell")
+    )
+    coded = coded.join(cells.select("i", "j", "y", "cell"), on=["i", "j", "y"], how="left")
+    per_cluster = coded.group_by("cluster", "cell").agg(pl.col("w").sum())
+    cluster_ids = per_cluster["cluster"].unique(maintain_order=False)
+    cluster_index = per_cluster.select(
+        pl.col("cluster").rank("dense").cast(pl.Int64) - 1
+    ).to_series().to_numpy()
+    sides = pl.concat(
+        [
+            coded.select(
+                pl.col("a").alias("model"),
+                (pl.col("outcome") == "A").alias("win"),
+                (pl.col("outcome") == "B").alias("loss"),
+            ),
+            coded.select(
+                pl.col("b").alias("model"),
+                (pl.col("outcome") == "B").alias("win"),
+                (pl.col("outcome") == "A").alias("loss"),
+            ),
+        ]
+    )
+    counts = sides.group_by("model").agg(
+        pl.len().cast(pl.UInt32).alias("n_battles"),
+        pl.col("win").sum().cast(pl.UInt32).alias("wins"),
+        pl.col("loss").sum().cast(pl.UInt32).alias("losses"),
+        (~pl.col("win") & ~pl.col("loss")).sum().cast(pl.UInt32).alias("ties"),
+    )
+    prepared = _Battles(
+        models=models,
+        first=cells["i"].to_numpy(),
+        second=cells["j"].to_numpy(),
+        outcome=cells["y"].to_numpy(),
+        weight=cells["w"].to_numpy(),
+        cluster_cells=(
+            cluster_index,
+            per_cluster["cell"].cast(pl.Int64).to_numpy(),
+            per_cluster["w"].to_numpy(),
+        ),
+        n_clusters=len(cluster_ids),
+        counts=counts,
+    )
+    return prepared, clustered
+
+
+def _loss(
+    theta: np.ndarray, battles: _Battles, weight: np.ndarray, alpha: float, reference: int
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The mean negative log-likelihood over the free ratings, its gradient and Hessian.
+
+    ``theta`` holds every rating but the reference model's, which is 0.
+    """
+    full = np.insert(theta, reference, 0.0)
+    logits = alpha * (full[battles.first] - full[battles.second])
+    total = weight.sum()
+    w = weight / total
+    # -[y log p + (1 - y) log(1 - p)] with p = sigmoid(logit), stably
+    loss = float(np.sum(w * (np.logaddexp(0.0, logits) - battles.outcome * logits)))
+    p = 0.5 * (1.0 + np.tanh(0.5 * logits))
+    residual = w * (p - battles.outcome) * alpha
+    n = len(full)
+    grad = np.bincount(battles.first, residual, n) - np.bincount(battles.second, residual, n)
+    curvature = w * p * (1.0 - p) * alpha * alpha
+    hess = np.zeros((n, n))
+    np.add.at(hess, (battles.first, battles.first), curvature)
+    np.add.at(hess, (battles.second, battles.second), curvature)
+    np.add.at(hess, (battles.first, battles.second), -curvature)
+    np.add.at(hess, (battles.second, battles.first), -curvature)
+    keep = np.arange(n) != reference
+    return loss, grad[keep], hess[np.ix_(keep, keep)]
+
+
+def _fit(
+    battles: _Battles, weight: np.ndarray, alpha: float, reference: int, start: np.ndarray
+) -> np.ndarray:
+    """The maximum-likelihood ratings (natural units, the reference at 0), by scipy."""
+    from scipy.optimize import minimize
+
+    def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        loss, grad, _ = _loss(theta, battles, weight, alpha, reference)
+        return loss, grad
+
+    def hess(theta: np.ndarray) -> np.ndarray:
+        return _loss(theta, battles, weight, alpha, reference)[2]
+
+    result = minimize(
+        fun, np.delete(start, reference), jac=True, hess=hess, method="trust-exact",
+        options={"gtol": _GTOL, "maxiter": 200},
+    )
+    _, grad, _ = _loss(result.x, battles, weight, alpha, reference)
+    if not np.all(np.isfinite(result.x)) or np.max(np.abs(grad)) > 1e-8:
+        raise EvalframeError(
+            f"the Bradley-Terry fit did not converge ({result.message}); largest gradient "
+            f"{np.max(np.abs(grad)):.3g}"
+        )
+    return np.insert(result.x, reference, 0.0)
+
+
+def _components(battles: _Battles, weight: np.ndarray) -> np.ndarray:
+    """Strongly connected components of "took a point from" (a tie counts both ways)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(battles.models)
+    present = weight > 0
+    wins_a = present & (battles.outcome > 0)
+    wins_b = present & (battles.outcome < 1)
+    rows = np.concatenate([battles.first[wins_a], battles.second[wins_b]])
+    cols = np.concatenate([battles.second[wins_a], battles.first[wins_b]])
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    return labels
+
+
+def _check_exists(battles: _Battles) -> None:
+    labels = _components(battles, battles.weight)
+    if labels.max() == 0:
+        return
+    models = np.array(battles.models)
+    winners = sorted(_never(battles, lose=True))
+    losers = sorted(_never(battles, lose=False))
+    groups = [sorted(models[labels == label].tolist()) for label in np.unique(labels)]
+    detail = []
+    if winners:
+        detail.append(f"never lost a point: {winners}")
+    if losers:
+        detail.append(f"never won a point: {losers}")
+    if not detail:
+        detail.append(
+            "split into groups of which one never takes a point from another (or they never "
+            f"met); groups: {groups}"
+        )
+    raise EvalframeError(
+        "the Bradley-Terry ratings do not exist (the likelihood grows without bound): some "
+        f"model(s) {'; '.join(detail)}. Add battles against them, leave them out, or compare "
+        "them by their observed win rates (win_rate_matrix)"
+    )
+
+
+def _never(battles: _Battles, *, lose: bool) -> list[str]:
+    """Models that never lose (``lose=True``) or never win any share of a battle."""
+    n = len(battles.models)
+    took = np.zeros(n)  # share of the points the model gave away (lose) or took (win)
+    w = battles.weight
+    if lose:
+        np.add.at(took, battles.first, w * (1 - battles.outcome))
+        np.add.at(took, battles.second, w * battles.outcome)
+    else:
+        np.add.at(took, battles.first, w * battles.outcome)
+        np.add.at(took, battles.second, w * (1 - battles.outcome))
+    return [battles.models[i] for i in range(n) if took[i] == 0]
+
+
+def _anchor(
+    anchor: str | tuple[str, float] | None, models: list[str], init: float
+) -> tuple[int | None, float]:
+    if anchor is None:
+        return None, float(init)
+    if isinstance(anchor, str):
+        name, rating = anchor, float(init)
+    elif (
+        isinstance(anchor, tuple | list)
+        and len(anchor) == 2
+        and isinstance(anchor[0], str)
+        and isinstance(anchor[1], int | float)
+        and not isinstance(anchor[1], bool)
+    ):
+        name, rating = anchor[0], float(anchor[1])
+    else:
+        raise EvalframeError(
+            f"anchor={anchor!r}: expected a model name, a (model, rating) pair, or None"
+        )
+    if name not in models:
+        raise EvalframeError(f"anchor model {name!r} is not in the battles; models: {models}")
+    return models.index(name), rating
+
+
+def _scaled(
+    theta: np.ndarray, anchor: int | None, rating: float, scale: float
+) -> np.ndarray:
+    """Elo-scaled ratings: the anchor exactly at ``rating``, or the mean at ``rating``."""
+    theta = np.atleast_2d(theta)
+    centre = theta[:, [anchor]] if anchor is not None else theta.mean(axis=1, keepdims=True)
+    return rating + scale * (theta - centre)
+
+
+def _check_numbers(scale: float, base: float, init: float, bootstrap: int, seed: int,
+                   ci: float) -> None:
+    for name, value in (("scale", scale), ("base", base), ("init", init)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+            value
+        ):
+            raise EvalframeError(f"{name}={value!r} must be a finite number")
+    if scale <= 0:
+        raise EvalframeError(f"scale={scale!r} must be positive (e.g. 400)")
+    if base <= 1:
+        raise EvalframeError(f"base={base!r} must be greater than 1 (e.g. 10)")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 0 (0: no intervals)")
+    if bootstrap == 1:
+        raise EvalframeError("bootstrap=1 gives no spread; use 0 (no intervals) or >= 2")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
+    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
+        raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
+
+
+def _replicate_weights(battles: _Battles, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, cells)`` weights: the clusters drawn with replacement (multinomially)."""
+    from scipy.sparse import coo_matrix
+
+    clusters, cells, weights = battles.cluster_cells
+    n = battles.n_clusters
+    rng = np.random.default_rng(seed)
+    drawn = rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
+    incidence = coo_matrix((weights, (clusters, cells)), shape=(n, len(battles.weight))).tocsr()
+    return np.asarray((incidence.T @ drawn.T).T)
+
+
+def ratings(
+    battles: Source,
+    *,
+    model_a: str = "model_a",
+    model_b: str = "model_b",
+    outcome: str = "outcome",
+    weight: str | None = None,
+    anchor: str | tuple[str, float] | None = None,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    cluster: str | None = "sample_id",
+    ci: float = 0.95,
+) -> pl.DataFrame:
+    """Bradley-Terry ratings on the Elo scale, with intervals from a bootstrap by question.
+
+    Parameters
+    ----------
+    battles
+        One row per battle (a pairwise result: ``model_a``, ``model_b``, ``outcome``).
+    model_a, model_b, outcome
+        The columns of the two models and the outcome (``"A"``, ``"B"``, ``"tie"``,
+        ``"inconsistent"``, ``"error"``).
+    weight
+        A column of battle weights (how many battles a row counts as, e.g. 3 for an
+        Arena-Hard strong verdict); None: 1 each.
+    anchor
+        A model name (rated exactly ``init``), a ``(model, rating)`` pair, or None (the
+        mean rating is ``init``).
+    scale, base, init
+        The Elo scale: a difference of ``scale`` points is odds of ``base`` to 1.
+    bootstrap
+        Replicates of the bootstrap (0: no intervals).
+    seed
+        Seed of the bootstrap (``numpy.random.default_rng``).
+    cluster
+        The question-id column whose clusters the bootstrap resamples; when the battles
+        have no such column (or None), battles are resampled one by one.
+    ci
+        Level of the percentile interval.
+
+    Returns
+    -------
+    pl.DataFrame
+        :data:`RATING_COLUMNS`, one row per model, by rating (highest first).
+
+    Raises
+    ------
+    EvalframeError
+        When the ratings do not exist (a model, or a group of models, never loses a point
+        to the others), on unknown outcomes, missing columns or invalid options.
+    """
+    _check_numbers(scale, base, init, bootstrap, seed, ci)
+    prepared, clustered = _prepare(battles, model_a, model_b, outcome, weight, cluster)
+    _check_exists(prepared)
+    models = prepared.models
+    anchor_index, anchor_rating = _anchor(anchor, models, init)
+    reference = anchor_index if anchor_index is not None else 0
+    alpha = math.log(base)
+    theta = _fit(prepared, prepared.weight, alpha, reference, np.zeros(len(models)))
+    rating = _scaled(theta, anchor_index, anchor_rating, scale)[0]
+    stderr = low = high = np.full(len(models), np.nan)
+    dropped = 0
+    if bootstrap:
+        weights = _replicate_weights(prepared, bootstrap, seed)
+        fits = np.full((bootstrap, len(models)), np.nan)
+        for b in range(bootstrap):
+            if _components(prepared, weights[b]).max() > 0:
+                continue
+            fits[b] = _fit(prepared, weights[b], alpha, reference, theta)
+        usable = ~np.isnan(fits[:, 0])
+        dropped = int(bootstrap - usable.sum())
+        if dropped:
+            warnings.warn(
+                f"{dropped} of {bootstrap} bootstrap replicates left out: in them some model "
+                "never loses a point, so its rating does not exist",
+                stacklevel=2,
+            )
+        if usable.sum() >= 2:
+            replicates = _scaled(fits[usable], anchor_index, anchor_rating, scale)
+            stderr = replicates.std(axis=0, ddof=1)
+            low, high = np.quantile(replicates, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    signature = _rating_signature(
+        anchor_index, anchor_rating, models, scale, base, bootstrap, seed,
+        cluster if clustered else None, ci, weight,
+    )
+    table = pl.DataFrame(
+        {
+            "model": models,
+            "rating": rating,
+            "stderr": stderr,
+            "ci_low": low,
+            "ci_high": high,
+        },
+        schema={"model": pl.String, "rating": pl.Float64, "stderr": pl.Float64,
+                "ci_low": pl.Float64, "ci_high": pl.Float64},
+    ).with_columns(pl.col("stderr", "ci_low", "ci_high").fill_nan(None))
+    table = table.join(prepared.counts, on="model", how="left").with_columns(
+        pl.lit(dropped, pl.UInt32).alias("bootstrap_dropped"),
+        pl.lit(signature).alias("signature"),
+    )
+    return table.sort(["rating", "model"], descending=[True, False]).select(RATING_COLUMNS)
+
+
+def _rating_signature(
+    anchor: int | None,
+    rating: float,
+    models: Sequence[str],
+    scale: float,
+    base: float,
+    bootstrap: int,
+    seed: int,
+    cluster: str | None,
+    ci: float,
+    weight: str | None,
+) -> str:
+    pairs = [
+        ("rating", "bradley-terry-mle"),
+        ("ties", "half"),
+        ("scale", f"{scale:g}"),
+        ("base", f"{base:g}"),
+        ("anchor", f"{models[anchor]}={rating:g}" if anchor is not None else f"mean={rating:g}"),
+    ]
+    if weight:
+        pairs.append(("weight", weight))
+    pairs.append(("B", str(bootstrap)))
+    if bootstrap:
+        pairs += [("seed", str(seed)), ("resample", cluster or "battle"),
+                  ("ci", f"percentile-{ci:g}")]
+    return str(Signature(tuple(pairs)))
+
+
+def win_rate_matrix(
+    battles: Source,
+    *,
+    model_a: str = "model_a",
+    model_b: str = "model_b",
+    outcome: str = "outcome",
+    weight: str | None = None,
+    long: bool = False,
+) -> pl.DataFrame:
+    """The observed win rate of every model against every other (ties half).
+
+    Every battle counts for both sides: ``model_a``'s share is 1 (``"A"``), 0 (``"B"``) or
+    0.5 (``"tie"``, ``"inconsistent"``), ``model_b``'s the rest; errors are left out.
+
+    Returns
+    -------
+    pl.DataFrame
+        Wide (default): ``model`` and one column per opponent (sorted), holding the row
+        model's win rate against it; null on the diagonal and for pairs that never met.
+        ``long=True``: ``model``, ``opponent``, ``n`` (summed weight), ``win_rate``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> battles = pl.DataFrame({"model_a": ["x", "x", "y"], "model_b": ["y", "y", "z"],
+    ...                         "outcome": ["A", "tie", "B"]})
+    >>> win_rate_matrix(battles)
+    shape: (3, 4)
+    ┌───────┬──────┬──────┬──────┐
+    │ model ┆ x    ┆ y    ┆ z    │
+    │ ---   ┆ ---  ┆ ---  ┆ ---  │
+    │ str   ┆ f64  ┆ f64  ┆ f64  │
+    ╞═══════╪══════╪══════╪══════╡
+    │ x     ┆ null ┆ 0.75 ┆ null │
+    │ y     ┆ 0.25 ┆ null ┆ 0.0  │
+    │ z     ┆ null ┆ 1.0  ┆ null │
+    └───────┴──────┴──────┴──────┘
+    """
+    table, _ = _read(battles, model_a, model_b, outcome, weight, None)
+    table = table.with_columns(
+        pl.col("outcome").replace_strict(_VALUE, return_dtype=pl.Float64).alias("y")
+    )
+    sides = pl.concat(
+        [
+            table.select(pl.col("a").alias("model"), pl.col("b").alias("opponent"),
+                         (pl.col("y") * pl.col("w")).alias("points"), "w"),
+            table.select(pl.col("b").alias("model"), pl.col("a").alias("opponent"),
+                         ((1 - pl.col("y")) * pl.col("w")).alias("points"), "w"),
+        ]
+    )
+    pairs = (
+        sides.group_by("model", "opponent")
+        .agg(pl.col("w").sum().alias("n"), pl.col("points").sum().alias("points"))
+        .with_columns(
+            pl.when(pl.col("n") > 0).then(pl.col("points") / pl.col("n")).alias("win_rate")
+        )
+        .select("model", "opponent", "n", "win_rate")
+        .sort("model", "opponent")
+    )
+    if long:
+        return pairs
+    models = sorted(set(table["a"].to_list()) | set(table["b"].to_list()))
+    wide = pl.DataFrame({"model": models}, schema={"model": pl.String})
+    for opponent in models:
+        column = pairs.filter(pl.col("opponent") == opponent).select(
+            "model", pl.col("win_rate").alias(opponent)
+        )
+        wide = wide.join(column, on="model", how="left", maintain_order="left")
+    return wide
