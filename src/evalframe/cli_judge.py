@@ -21,7 +21,8 @@ from evalframe.io.save import save
 EXAMPLES = {
     "pairwise": "evalframe judge pairwise pairs.parquet --model gpt-4o --cache judge.sqlite "
     "-o judged.parquet",
-    "grade": "evalframe judge grade answers.jsonl --model gpt-4o --format mtbench -o graded.parquet",
+    "grade": "evalframe judge grade answers.jsonl --model gpt-4o --format mtbench "
+    "-o graded.parquet",
     "classify": "evalframe judge classify gpt-4_pair.jsonl --verdict-ab g1_judgment "
     "--verdict-ba g2_judgment --format mtbench -o outcomes.parquet",
     "report": "evalframe judge report judged.parquet --by model_b --policy mtbench",
