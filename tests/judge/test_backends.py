@@ -199,7 +199,7 @@ def test_the_key_is_never_in_repr_identity_cache_or_replies(server, tmp_path):
         assert db.execute("SELECT count(*) FROM judgments").fetchone() == (1,)
 
 
-def test_no_key_for_the_openai_api_is_a_clear_error(monkeypatchopenai_installed):
+def test_no_key_for_the_openai_api_is_a_clear_error(monkeypatch, openai_installed):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(JudgeUnavailable, match="set the environment variable OPENAI_API_KEY"):
         ask(["a"], OpenAIJudge("gpt-4o-mini"), quiet=True)

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -275,3 +276,51 @@ def test_a_killed_run_resumes_without_asking_twice_or_losing_answers(tmp_path):
         rerun = json.loads(again.read_text())
         assert rerun["texts"] == resumed["texts"] and rerun["hits"] == n
         assert rerun["requests"] == 0
+
+
+def test_a_fast_sync_judge_is_asked_in_batches_each_prompt_once_with_its_own_error(tmp_path):
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def judge(prompt: str):
+        with lock:
+            calls[prompt] = calls.get(prompt, 0) + 1
+        if prompt.endswith("7"):
+            raise ValueError(f"boom {prompt}")
+        return 3 if prompt.endswith("3") else prompt.upper()
+
+    prompts = [f"p{i}" for i in range(5000)] * 2
+    replies = ask(prompts, judge, cache=tmp_path / "c.sqlite", quiet=True)
+    assert set(calls.values()) == {1} and len(calls) == 5000
+    for prompt, reply in zip(prompts, replies, strict=True):
+        if prompt.endswith("7"):
+            assert reply.text is None and reply.error == f"ValueError: boom {prompt}"
+        elif prompt.endswith("3"):
+            assert reply.text is None and "returned int, expected str" in reply.error
+        else:
+            assert reply.text == prompt.upper() and reply.error is None
+    again = ask(prompts, judge, cache=tmp_path / "c.sqlite", quiet=True)
+    # answers are cached, errors are not: only the failed prompts are asked again
+    assert sum(calls.values()) == 5000 + 1000
+    assert [r.text for r in again] == [r.text for r in replies]
+
+
+def test_a_slow_sync_judge_keeps_its_concurrency():
+    in_flight = peak = 0
+    lock = threading.Lock()
+
+    def judge(prompt: str) -> str:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.02)
+        with lock:
+            in_flight -= 1
+        return "ok"
+
+    started = time.monotonic()
+    replies = ask([f"q{i}" for i in range(64)], judge, concurrency=8, quiet=True)
+    assert all(r.text == "ok" for r in replies)
+    assert peak == 8
+    assert time.monotonic() - started < 64 * 0.02 / 8 * 3  # the 8 threads stay busy

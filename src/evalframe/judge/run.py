@@ -58,6 +58,10 @@ __all__ = ["Replies", "Reply", "RunStats", "ask", "ask_async", "judge_identity"]
 
 #: Concurrency when neither ``ask`` nor the judge gives one.
 DEFAULT_CONCURRENCY = 8
+#: Seconds of a sync judge's work handed to one thread-pool job, once its speed is known.
+BATCH_SECONDS = 0.02
+#: The most prompts in one thread-pool job.
+MAX_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -188,6 +192,7 @@ class _Run:
         self.hits = self.answered = self.errors = self.requests = 0
         self.failed_connections = 0
         self.stop_reason: str | None = None
+        self.latency: float | None = None
 
     def settle(self, index: int, reply: Reply) -> None:
         self.replies[index] = reply
@@ -200,17 +205,24 @@ class _Run:
         self.progress.update(done=len(self.replies), errors=self.errors, cached=self.hits,
                              requests=self.requests)
 
+    def claim(self, index: int) -> bool:
+        """Whether ``index`` is to be asked now (not answered meanwhile, not held elsewhere)."""
+        if self.cache is None:
+            return True
+        state, text = self.cache.claim(self.keys[index])
+        if state == "answered":
+            self.cache.stats.waited += 1
+            self.settle(index, Reply(text, None, cached=True))
+            return False
+        if state == "busy":
+            self.deferred.append(index)
+            return False
+        return True
+
     async def ask_one(self, index: int, complete: Any, *, pilot: bool = False) -> None:
         prompt = self.distinct[index]
-        if self.cache is not None:
-            state, text = self.cache.claim(self.keys[index])
-            if state == "answered":
-                self.cache.stats.waited += 1
-                self.settle(index, Reply(text, None, cached=True))
-                return
-            if state == "busy":
-                self.deferred.append(index)
-                return
+        if not self.claim(index):
+            return
         asked_at = time.time()
         try:
             outcome: Outcome = await complete(prompt)
@@ -222,6 +234,37 @@ class _Run:
             self.stop(str(error))
             self.settle(index, Reply(None, str(error)))
             return
+        self.finish(index, outcome, asked_at, pilot=pilot)
+
+    async def ask_many(self, indices: list[int], complete_many: Any) -> None:
+        """A batch of prompts for a fast sync judge: one thread-pool job, replies kept alike."""
+        asked = [index for index in indices if self.claim(index)]
+        if not asked:
+            return
+        asked_at = time.time()
+        started = time.monotonic()
+        outcomes = await complete_many([self.distinct[index] for index in asked])
+        self.record_latency((time.monotonic() - started) / len(asked))
+        for index, outcome in zip(asked, outcomes, strict=True):
+            self.finish(index, outcome, asked_at)
+
+    def record_latency(self, seconds: float) -> None:
+        """Keep a running mean of one sync call's time, which sets the batch size."""
+        self.latency = seconds if self.latency is None else 0.8 * self.latency + 0.2 * seconds
+
+    def batch_size(self, concurrency: int) -> int:
+        """Prompts per thread-pool job: 1 until a call's time is known, then enough for about
+        :data:`BATCH_SECONDS` of work (at most :data:`MAX_BATCH`, and a share of what is left
+        for every worker), so a fast judge is not slowed by hand-offs and a slow one keeps
+        its concurrency and its progress."""
+        if self.latency is None:
+            return 1
+        wanted = int(BATCH_SECONDS / max(self.latency, 1e-9))
+        share = -(-len(self.queue) // max(concurrency, 1))
+        return max(1, min(MAX_BATCH, wanted, share))
+
+    def finish(self, index: int, outcome: Outcome, asked_at: float, *, pilot: bool = False) -> None:
+        prompt = self.distinct[index]
         self.requests += outcome.requests
         if outcome.text is None:
             if self.cache is not None:
@@ -248,15 +291,25 @@ class _Run:
             warnings.warn(f"judge run stopped, the remaining prompts are not asked: {reason}",
                           RuntimeWarning, stacklevel=2)
 
-    async def work(self, complete: Any) -> None:
+    async def work(self, complete: Any, concurrency: int = 1) -> None:
+        many = getattr(complete, "many", None)
         while self.queue and self.stop_reason is None:
-            await self.ask_one(self.queue.popleft(), complete)
+            size = self.batch_size(concurrency) if many is not None else 1
+            if size == 1:
+                index = self.queue.popleft()
+                started = time.monotonic()
+                await self.ask_one(index, complete)
+                if many is not None:
+                    self.record_latency(time.monotonic() - started)
+                continue
+            batch = [self.queue.popleft() for _ in range(min(size, len(self.queue)))]
+            await self.ask_many(batch, many)
 
     async def drain(self, complete: Any, concurrency: int) -> None:
         """Ask everything queued; then wait for the prompts other processes hold."""
         wait = 0.02
         while True:
-            workers = [asyncio.create_task(self.work(complete))
+            workers = [asyncio.create_task(self.work(complete, concurrency))
                        for _ in range(min(concurrency, len(self.queue)))]
             try:
                 await asyncio.gather(*workers)
