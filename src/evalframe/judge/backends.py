@@ -204,19 +204,27 @@ class CallableBackend:
                     )
             return outcomes
 
-        async def complete_many(prompts: list[str]) -> list[Outcome]:
-            """Several prompts in one thread-pool job: a fast sync judge pays one hand-off."""
+        async def complete_many(prompts: list[str]) -> list[str | Outcome]:
+            """Several prompts in one thread-pool job: a fast sync judge pays one hand-off.
+
+            A reply that is a string is returned as it is (the common case, kept cheap);
+            anything else becomes an :class:`Outcome` (an error, or an awaited reply).
+            """
             assert pool is not None
             replies = await loop.run_in_executor(pool, call_each, prompts)
-            outcomes = []
-            for reply in replies:
+            for position, reply in enumerate(replies):
+                if type(reply) is str or isinstance(reply, Outcome):
+                    continue
                 if inspect.isawaitable(reply):
                     try:
                         reply = await reply
                     except Exception as error:
-                        reply = Outcome(None, f"{type(error).__name__}: {error}", 1, "exception")
-                outcomes.append(reply if isinstance(reply, Outcome) else _checked(reply))
-            return outcomes
+                        replies[position] = Outcome(
+                            None, f"{type(error).__name__}: {error}", 1, "exception"
+                        )
+                        continue
+                replies[position] = _checked(reply)
+            return replies
 
         complete.many = None if pool is None else complete_many  # type: ignore[attr-defined]
         try:

@@ -261,21 +261,26 @@ def ask_column(
     >>> ask_column(pl.Series(["a", None, "a"]), str.upper, quiet=True).rows()
     [('A', None), (None, None), ('A', None)]
     """
-    prompts = prompts.cast(pl.String).rename("prompt")
-    distinct = prompts.drop_nulls().unique(maintain_order=True)
-    replies = ask(distinct.to_list(), judge, cache=cache, concurrency=concurrency, quiet=quiet)
-    table = pl.DataFrame(
+    frame = prompts.cast(pl.String).rename("prompt").to_frame()
+    # de-duplicated in Polars (hashing the UTF-8 text is far cheaper than Python's str)
+    distinct = frame.filter(pl.col("prompt").is_not_null() & pl.col("prompt").is_first_distinct())
+    slot = (
+        frame.join(distinct.with_row_index("slot"), on="prompt", how="left",
+                   nulls_equal=False, maintain_order="left")
+        .get_column("slot")
+    )
+    replies = ask(
+        distinct.get_column("prompt").to_list(), judge, cache=cache, concurrency=concurrency,
+        quiet=quiet, distinct=True,
+    )
+    answered = pl.DataFrame(
         {
-            "prompt": distinct,
             "text": pl.Series([reply.text for reply in replies], dtype=pl.String),
             "error": pl.Series([reply.error for reply in replies], dtype=pl.String),
         }
     )
-    return (
-        prompts.to_frame()
-        .join(table, on="prompt", how="left", maintain_order="left")
-        .select("text", "error")
-    )
+    # a null prompt was not asked: its slot is null, which gathers null text and error
+    return answered.select(pl.all().gather(slot))
 
 
 def judge_columns(identity: Mapping[str, Any], format: str, fingerprint: str) -> dict[str, Any]:

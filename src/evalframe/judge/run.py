@@ -40,6 +40,7 @@ milliseconds for a busy event loop.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 import warnings
@@ -245,8 +246,23 @@ class _Run:
         started = time.monotonic()
         outcomes = await complete_many([self.distinct[index] for index in asked])
         self.record_latency((time.monotonic() - started) / len(asked))
+        if self.cache is not None:
+            for index, outcome in zip(asked, outcomes, strict=True):
+                self.finish(index, outcome if isinstance(outcome, Outcome) else Outcome(outcome),
+                            asked_at)
+            return
+        # without a cache, a string reply only needs recording (one progress update a batch)
+        replies = self.replies
         for index, outcome in zip(asked, outcomes, strict=True):
-            self.finish(index, outcome, asked_at)
+            if type(outcome) is str:
+                replies[index] = Reply(outcome)
+                self.answered += 1
+                self.requests += 1
+            else:
+                self.finish(index, outcome, asked_at)
+        self.failed_connections = 0
+        self.progress.update(done=len(replies), errors=self.errors, cached=self.hits,
+                             requests=self.requests)
 
     def record_latency(self, seconds: float) -> None:
         """Keep a running mean of one sync call's time, which sets the batch size."""
@@ -340,7 +356,7 @@ class _Run:
 
 async def ask_async(prompts: Sequence[str], judge: Any, *, cache: Any = None,
                     concurrency: int | None = None, progress: bool | None = None,
-                    quiet: bool = False) -> Replies:
+                    quiet: bool = False, distinct: bool = False) -> Replies:
     """The coroutine behind :func:`ask` (same parameters), for code already in an event loop.
 
     >>> import asyncio
@@ -350,18 +366,18 @@ async def ask_async(prompts: Sequence[str], judge: Any, *, cache: Any = None,
     ['A', 'B']
     """
     started = time.monotonic()
-    prompts = _check_prompts(prompts)
+    prompts = list(prompts) if distinct else _check_prompts(prompts)
     backend = as_backend(judge)
     if concurrency is None:
         concurrency = getattr(backend, "concurrency", None) or DEFAULT_CONCURRENCY
     if not (isinstance(concurrency, int) and concurrency >= 1):
         raise EvalframeError(f"ask: concurrency must be an int >= 1, got {concurrency!r}")
     identity = canonical_json(backend.judge_identity())
-    distinct = list(dict.fromkeys(prompts))
+    unique = prompts if distinct else list(dict.fromkeys(prompts))
     store, owned = _open_cache(cache)
-    bar = Progress(len(distinct), enabled=progress, quiet=quiet)
-    keys = [judgment_key(identity, prompt) for prompt in distinct] if store is not None else None
-    run = _Run(distinct, keys, identity, store, bar, breaker=max(concurrency, 4))
+    bar = Progress(len(unique), enabled=progress, quiet=quiet)
+    keys = [judgment_key(identity, prompt) for prompt in unique] if store is not None else None
+    run = _Run(unique, keys, identity, store, bar, breaker=max(concurrency, 4))
     keeper: asyncio.Task[None] | None = None
     try:
         if store is not None:
@@ -373,7 +389,7 @@ async def ask_async(prompts: Sequence[str], judge: Any, *, cache: Any = None,
                     run.queue.append(index)
             keeper = asyncio.create_task(run.keep_claims())
         else:
-            run.queue.extend(range(len(distinct)))
+            run.queue.extend(range(len(unique)))
         if run.queue:
             async with backend.session(concurrency) as complete:
                 if getattr(backend, "pilot", False):
@@ -390,16 +406,18 @@ async def ask_async(prompts: Sequence[str], judge: Any, *, cache: Any = None,
                 store.close()
             else:
                 store.release()
-    by_prompt = {prompt: run.replies[index] for index, prompt in enumerate(distinct)}
-    stats = RunStats(prompts=len(prompts), distinct=len(distinct), hits=run.hits,
-                     misses=len(distinct) - run.hits, answered=run.answered, errors=run.errors,
+    stats = RunStats(prompts=len(prompts), distinct=len(unique), hits=run.hits,
+                     misses=len(unique) - run.hits, answered=run.answered, errors=run.errors,
                      requests=run.requests, seconds=time.monotonic() - started)
+    if distinct:
+        return Replies([run.replies[index] for index in range(len(unique))], stats)
+    by_prompt = {prompt: run.replies[index] for index, prompt in enumerate(unique)}
     return Replies([by_prompt[prompt] for prompt in prompts], stats)
 
 
 def ask(prompts: Sequence[str], judge: Any, *, cache: Any = None,
         concurrency: int | None = None, progress: bool | None = None,
-        quiet: bool = False) -> Replies:
+        quiet: bool = False, distinct: bool = False) -> Replies:
     """Ask ``judge`` every distinct prompt once; one :class:`Reply` per prompt, in order.
 
     Parameters
@@ -420,6 +438,10 @@ def ask(prompts: Sequence[str], judge: Any, *, cache: Any = None,
         forces it.
     quiet : bool
         Never draw progress.
+    distinct : bool
+        The prompts are already distinct strings (de-duplicated by the caller, as
+        :func:`evalframe.judge.pairwise` does in Polars): they are neither checked nor
+        de-duplicated again.
 
     Returns
     -------
@@ -450,11 +472,29 @@ def ask(prompts: Sequence[str], judge: Any, *, cache: Any = None,
     Inside a running event loop (a notebook) the run happens on its own loop in a worker
     thread; ``await ask_async(...)`` is the direct way there.
     """
-    coroutine = ask_async(prompts, judge, cache=cache, concurrency=concurrency,
-                          progress=progress, quiet=quiet)
+    found: list[Replies] = []
+
+    async def run() -> None:
+        # The replies are handed over outside the task's result: asyncio.run may repr the
+        # finished task (Python 3.11 does, checking its SIGINT handler), which would format
+        # every reply.
+        found.append(await ask_async(prompts, judge, cache=cache, concurrency=concurrency,
+                                     progress=progress, quiet=quiet, distinct=distinct))
+
+    # A run allocates a few small objects per prompt and frees none of them until it ends:
+    # the cyclic garbage collector would walk them again and again (a third of the time of a
+    # million prompts to a fast judge), so it waits until the run is over.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalframe-ask") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(run())
+        else:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalframe-ask") as pool:
+                pool.submit(asyncio.run, run()).result()
+    finally:
+        if collecting:
+            gc.enable()
+    return found[0]
