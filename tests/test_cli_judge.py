@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -110,3 +111,49 @@ def test_help(sub):
     done = run("judge", sub, "--help")
     assert done.returncode == 0
     assert "usage: evalframe judge" in done.stdout
+
+
+def test_pairwise_through_an_openai_compatible_server_then_a_cached_rerun(tmp_path):
+    pytest.importorskip("openai", reason="openai is not installed")
+    from tests.judge.fake_server import FakeServer
+
+    def prefers_42(prompt: str) -> str:
+        first = prompt.split("[The Start of the FIRST Answer]\n")[1].split("\n")[0]
+        second = prompt.split("[The Start of the SECOND Answer]\n")[1].split("\n")[0]
+        if ("42" in first) == ("42" in second):
+            return "TIE"
+        return "FIRST" if "42" in first else "SECOND"
+
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [
+        {"question": "6 x 7?", "answer_a": "42", "answer_b": "41", "model_b": "m"},
+        {"question": "6 x 7?", "answer_a": "40", "answer_b": "42", "model_b": "m"},
+        {"question": "Say hi", "answer_a": "hi", "answer_b": "hello {x}", "model_b": "m"},
+    ]
+    pairs.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out, cache = tmp_path / "judged.parquet", tmp_path / "judge.sqlite"
+    command = ["judge", "pairwise", str(pairs), "--model", "fake", "--cache", str(cache),
+               "-o", str(out), "--quiet"]
+    with FakeServer(responder=prefers_42, api_key="sk-test") as server:
+
+        def env_run() -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-m", "evalframe", *command, "--base-url", server.url,
+                 "--api-key-env", "FAKE_KEY"],
+                capture_output=True, text=True, timeout=120, check=False,
+                env={**os.environ, "FAKE_KEY": "sk-test"},
+            )
+
+        done = env_run()
+        assert done.returncode == 0, done.stderr
+        assert server.requests == 6  # every row asked twice
+        judged = pl.read_parquet(out)
+        assert judged["outcome"].to_list() == ["A", "B", "tie"]
+        assert "sk-test" not in judged.write_csv() and "sk-test" not in done.stderr
+        again = env_run()
+        assert again.returncode == 0, again.stderr
+        assert server.requests == 6  # a rerun with everything cached asks nothing
+    report = run("judge", "report", str(out), "-o", str(tmp_path / "r.json"))
+    assert report.returncode == 0, report.stderr
+    (row,) = json.loads((tmp_path / "r.json").read_text())
+    assert (row["wins_a"], row["wins_b"], row["ties"], row["win_rate_a"]) == (1, 1, 1, 0.5)
