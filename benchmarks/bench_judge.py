@@ -91,9 +91,7 @@ def main() -> None:
     args = parser.parse_args()
 
     frame = workload(args.rows)
-    started = time.perf_counter()
     seconds, (judged, report) = timed(lambda: evalframe_pipeline(frame), args.repeat)
-    del started
     stages = {}
     t = time.perf_counter()
     ef.judge.classify(judged.select("verdict_ab", "verdict_ba"))

@@ -144,15 +144,18 @@ def test_pairwise_through_an_openai_compatible_server_then_a_cached_rerun(tmp_pa
                 env={**os.environ, "FAKE_KEY": "sk-test"},
             )
 
+        command.remove("--quiet")
         done = env_run()
         assert done.returncode == 0, done.stderr
         assert server.requests == 6  # every row asked twice
+        assert "judged 3 row(s): 6 replies, 6 new judgment(s) cached" in done.stderr
         judged = pl.read_parquet(out)
         assert judged["outcome"].to_list() == ["A", "B", "tie"]
         assert "sk-test" not in judged.write_csv() and "sk-test" not in done.stderr
         again = env_run()
         assert again.returncode == 0, again.stderr
         assert server.requests == 6  # a rerun with everything cached asks nothing
+        assert "6 replies, 0 new judgment(s) cached (the cache holds 6)" in again.stderr
     report = run("judge", "report", str(out), "-o", str(tmp_path / "r.json"))
     assert report.returncode == 0, report.stderr
     (row,) = json.loads((tmp_path / "r.json").read_text())

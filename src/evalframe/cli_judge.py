@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,7 @@ def run_judge(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) ->
             "concurrency": args.concurrency, "quiet": args.quiet,
         }
         template = _text(args.template)
+        before = _cached_count(args.cache)
         if command == "pairwise":
             if args.pattern:
                 if template is None:
@@ -178,6 +180,8 @@ def run_judge(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) ->
                 scale=_scale(args.scale), **options,
             )
         save(result, args.output)
+        if not args.quiet:
+            sys.stderr.write(_summary(result, command, before, _cached_count(args.cache)) + "\n")
         return 0
     if command == "classify":
         frame = scan(args.inputs).collect()
@@ -207,6 +211,29 @@ def run_judge(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) ->
     if args.matrix:
         show(J.win_rate_matrix(battles))
     return 0
+
+
+def _cached_count(path: str | None) -> int | None:
+    """How many judgments the cache at ``path`` holds (None without a cache)."""
+    if path is None:
+        return None
+    from evalframe.judge import JudgmentCache
+
+    if not Path(os.path.expanduser(path)).exists():
+        return 0
+    with JudgmentCache(os.path.expanduser(path)) as cache:
+        return len(cache)
+
+
+def _summary(result: pl.DataFrame, command: str, before: int | None, after: int | None) -> str:
+    """One line: rows judged, replies, new judgments in the cache, rows with an error."""
+    columns = ["judgment_ab", "judgment_ba"] if command == "pairwise" else ["judgment"]
+    replies = sum(result.height - result.get_column(name).null_count() for name in columns)
+    errors = result.filter(pl.col("judge_error").is_not_null()).height
+    line = f"judged {result.height} row(s): {replies} replies"
+    if before is not None and after is not None:
+        line += f", {after - before} new judgment(s) cached (the cache holds {after})"
+    return line + f"; {errors} row(s) with an error (see judge_error)"
 
 
 def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame], None]) -> None:
