@@ -5,6 +5,7 @@ from evalframe.stats.compare import compare
 from evalframe.stats.groups import group_tasks
 from evalframe.stats.power import PairedVariance, mde, paired_variance, power, sample_size
 from evalframe.stats.signature import signature
+from evalframe.stats.significance import paired_ar, paired_bootstrap
 from evalframe.stats.stderr import clustered_stderr, question_mean_stderr, variance_split
 
 __all__ = [
@@ -15,6 +16,8 @@ __all__ = [
     "group_tasks",
     "mde",
     "metric_columns",
+    "paired_ar",
+    "paired_bootstrap",
     "paired_variance",
     "power",
     "question_mean_stderr",
