@@ -14,7 +14,7 @@ import pytest
 # 2.1), all four in one process near 500 MB, and up to 800 MB on a machine busy with other work.
 STREAMER = textwrap.dedent(
     """
-    import json, os, resource, sys
+    import json, os, sys
     import polars as pl
     from evalframe.io import save
 
@@ -29,7 +29,10 @@ STREAMER = textwrap.dedent(
         save(plan, path)
         sizes[name] = os.path.getsize(path)
         os.remove(path)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM is this process's own peak; ru_maxrss would carry the parent's peak over fork
+    # and exec (Linux keeps the larger), which is the whole test session's
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM"))
     print(json.dumps({"peak": peak, "sizes": sizes}))
     """
 )
