@@ -208,6 +208,39 @@ CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
     "perplexity": (("perplexity",), "likelihood"),
     "token_perplexity": (("token_perplexity",), "likelihood"),
     "win_rate": (("win_rate",), "outcome"),
+    "bleu": (
+        ("bleu", "bleu(tokenize=intl, lowercase=true, smooth_method=floor)",
+         "bleu(tokenize=zh, effective_order=true, smooth_method='add-k')",
+         "bleu(tokenize=char, max_ngram_order=2)"),
+        "text",
+    ),
+    "sentence_bleu": (
+        ("sentence_bleu", "sentence_bleu(tokenize='none', smooth_method='none')"), "text"
+    ),
+    "bleu_1": (("bleu_1(sentence_split=false)",), "text"),
+    "bleu_4": (("bleu_4(sentence_split=false)",), "text"),
+    "chrf": (
+        ("chrf", "chrf(lowercase=true, whitespace=true)", "chrf(eps_smoothing=true, beta=1)"),
+        "text",
+    ),
+    "chrf++": (("chrf++", "chrf++(lowercase=true)"), "text"),
+    "sentence_chrf": (("sentence_chrf", "sentence_chrf(word_order=2, char_order=4)"), "text"),
+    "rouge1": (("rouge1", "rouge1(score=precision, use_stemmer=false)"), "text"),
+    "rouge2": (("rouge2", "rouge2(aggregation=mean, score=recall)"), "text"),
+    "rougeL": (("rougeL", "rougeL(normalizer=squad)"), "text"),
+    "rougeLsum": (("rougeLsum", "rougeLsum(use_stemmer=false, aggregation=mean)"), "text"),
+    "rouge_t5": (("rouge_t5", "rouge_t5(rouge_type='rouge1')"), "text"),
+    "ter": (
+        ("ter", "ter(normalized=true, no_punct=true, asian_support=true, case_sensitive=true)"),
+        "text",
+    ),
+    "edit_distance": (("edit_distance", "edit_distance(strip_prediction=false)"), "text"),
+    "edit_similarity": (("edit_similarity",), "text"),
+    "longest_common_prefix_length": (("longest_common_prefix_length",), "text"),
+    "word_edit_distance": (("word_edit_distance",), "text"),
+    "word_edit_similarity": (("word_edit_similarity",), "text"),
+    "char_edit_distance": (("char_edit_distance",), "text"),
+    "char_edit_similarity": (("char_edit_similarity",), "text"),
 }
 
 SPECS = {spec.name: spec for spec in all_metrics()}

@@ -813,7 +813,7 @@ def _describe_metric(text: str) -> str:
         f"  reference: {spec.reference}",
         f"  level: {spec.level}; higher is better: {spec.higher_is_better}",
         "  roles: " + " or ".join("(" + ", ".join(roles) + ")" for roles in spec.role_sets),
-        f"  statistics: {spec.statistics}; reduce: {request.reduction().name}",
+        f"  statistics: {request.statistics()}; reduce: {request.reduction().name}",
         f"  options: {describe_options(spec)}",
     ]
     if request.params or request.options:

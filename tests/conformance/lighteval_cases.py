@@ -95,16 +95,8 @@ SKIPPED_FILES: dict[str, str] = {
     "avg_at_k_math.json": _MATH_VERIFY,
     "bert_score.json": _NEEDS_WEIGHTS.format(what="BERTScore, roberta-large"),
     "bits_per_byte.json": _PLACEHOLDER.format(what="-(1.0 / 28 bytes) / log(2) = -0.052, not 1.0"),
-    "bleu.json": _NOT_YET.format(what="corpus BLEU (sacrebleu)"),
-    "bleu_1.json": _NOT_YET.format(what="sentence BLEU-1 (nltk)"),
-    "bleu_4.json": _NOT_YET.format(what="sentence BLEU-4 (nltk)"),
     "bleurt.json": _NEEDS_WEIGHTS.format(what="BLEURT checkpoint"),
     "byte_perplexity.json": _PLACEHOLDER.format(what="exp(-1.0 / 30 bytes) = 0.967, not 1.0"),
-    "chrf.json": _NOT_YET.format(what="corpus chrF (sacrebleu)"),
-    "chrf_plus.json": _NOT_YET.format(what="corpus chrF++ (sacrebleu)"),
-    "copyright.json": _NOT_YET.format(
-        what="copyright: longest common prefix / edit distance / edit similarity"
-    ),
     "expr_gold_metric.json": _MATH_VERIFY,
     "extractiveness.json": _NEEDS_WEIGHTS.format(
         what="summarisation extractiveness needs a spaCy English model"
@@ -125,17 +117,11 @@ SKIPPED_FILES: dict[str, str] = {
     "prediction_perplexity.json": _PLACEHOLDER.format(
         what="exp(-1.0) = 0.368 (perplexity of ll = sum(logprobs)), not 1.0"
     ),
-    "rouge1.json": _NOT_YET.format(what="ROUGE-1 (rouge_score)"),
-    "rouge2.json": _NOT_YET.format(what="ROUGE-2 (rouge_score)"),
-    "rougeL.json": _NOT_YET.format(what="ROUGE-L (rouge_score)"),
-    "rougeLsum.json": _NOT_YET.format(what="ROUGE-Lsum (rouge_score)"),
-    "rouge_t5.json": _NOT_YET.format(what="ROUGE with bootstrap, T5 style"),
     "simpleqa_judge.json": _NEEDS_WEIGHTS.format(what="an LLM judge behind an API"),
     "target_perplexity.json": _PLACEHOLDER.format(
         what="exp(-logprobs[gold_index]): 1.105, 1.350, 1.105, 1.221, 1.221, "
         "not 1.5, 2.0, 0.0, 8.2 (the last, 1.2 +- 0.2, agrees by chance)"
     ),
-    "ter.json": _NOT_YET.format(what="corpus TER (sacrebleu)"),
 }
 
 #: Single cases of mapped files that evalframe deliberately does not reproduce.

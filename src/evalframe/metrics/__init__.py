@@ -17,15 +17,20 @@ shape: (3, 3)
 """
 
 from evalframe.metrics import (
+    bleu,
     choice,
+    chrf,
     classification,
+    distance,
     drop,
     exact_match,
     judge,
     pass_at_k,
     perplexity,
+    rouge,
     sampling,
     squad,
+    ter,
     word_overlap,
 )
 from evalframe.metrics.registry import (
@@ -39,7 +44,7 @@ from evalframe.metrics.registry import (
 
 _FAMILIES = (
     exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification, perplexity,
-    choice, judge,
+    choice, judge, chrf, distance, ter, rouge, bleu,
 )
 
 for _family in _FAMILIES:

@@ -59,12 +59,21 @@ class MetricSpec:
     statistics: pl.DataType = pl.Float64
     reduce: Reduction | Callable[..., Reduction] = MEAN
     bounds: tuple[float, float] = (0.0, 1.0)
+    statistics_of: Callable[..., pl.DataType] | None = None
+    reference_signature: Callable[..., str] | None = None
 
     def reduction(self, options: Mapping[str, Any] | None = None) -> Reduction:
         """The reduction for the given keyword options (every option, defaults filled in)."""
         if callable(self.reduce):
             return self.reduce(**dict(options or {}))
         return self.reduce
+
+    def statistics_for(self, options: Mapping[str, Any] | None = None) -> pl.DataType:
+        """The per-row statistics dtype for the given keyword options (chrF's fields depend
+        on its n-gram orders); :attr:`statistics` is the dtype of the defaults."""
+        if self.statistics_of is not None:
+            return self.statistics_of(**dict(options or {}))
+        return self.statistics
 
     @property
     def worst(self) -> float:
@@ -130,6 +139,8 @@ def register(
     reduce: Reduction | Callable[..., Reduction] = MEAN,
     bounds: tuple[float, float] = (0.0, 1.0),
     function: Callable[..., pl.Expr] | None = None,
+    statistics_of: Callable[..., pl.DataType] | None = None,
+    reference_signature: Callable[..., str] | None = None,
 ):
     """Register a metric function under ``name``; usable as a decorator.
 
@@ -144,7 +155,13 @@ def register(
     and names its ``reduce``: a :mod:`evalframe.metrics.reduce` reduction, or a
     function of the metric's keyword options returning one (``f1(average=...)``).
     ``bounds`` are the smallest and largest score (intervals never leave them; a
-    missing answer counts as the worst of them).
+    missing answer counts as the worst of them). ``statistics_of``, a function of the
+    keyword options, gives the statistics dtype where it depends on them (chrF's fields on
+    its orders); ``statistics`` is then the dtype of the defaults. ``reference_signature``,
+    a function of the keyword options and ``nrefs`` (references per row: an int, or
+    ``"var"``), gives the reference implementation's own signature string for the settings
+    (sacrebleu's ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``), which
+    ``aggregate`` writes beside evalframe's.
     """
     if level == "corpus" and reduce is MEAN:
         raise ValueError(f"corpus metric {name!r} needs a reduce (Sums or Table)")
@@ -174,6 +191,8 @@ def register(
             statistics=statistics,
             reduce=reduce,
             bounds=(float(bounds[0]), float(bounds[1])),
+            statistics_of=statistics_of,
+            reference_signature=reference_signature,
         )
         return func
 

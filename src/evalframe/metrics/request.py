@@ -82,6 +82,10 @@ class MetricRequest:
         """How this metric's statistics reduce to its score, for these options."""
         return self.spec.reduction(self.keyword_options())
 
+    def statistics(self) -> pl.DataType:
+        """The per-row statistics dtype of this metric, for these options."""
+        return self.spec.statistics_for(self.keyword_options())
+
 
 def parse_request(text: str, *, column: str | None = None) -> MetricRequest:
     """Parse ``[alias=]name[(key=value, ...)]`` into a validated :class:`MetricRequest`.

@@ -86,6 +86,7 @@ def corpus_table(
         low = np.array([r[2][0] if r[2][0] is not None else np.nan for r in rows])
         high = np.array([r[2][1] if r[2][1] is not None else np.nan for r in rows])
     table = counts.with_columns(
+        reference_signature=_reference_signatures(frame, group, group_keys, request, roles),
         metric=pl.lit(column),
         value=pl.Series(values, dtype=pl.Float64),
         stderr=pl.Series(errors, dtype=pl.Float64).fill_nan(None),
@@ -97,6 +98,33 @@ def corpus_table(
     # a NaN value is a real outcome of the formula (no bytes at all): kept as NaN
     return table.with_columns(
         value=pl.when(pl.col("n") > 0).then(pl.col("value")).otherwise(None)
+    )
+
+
+def _reference_signatures(
+    frame: pl.LazyFrame, group: list, group_keys: list[str], request, roles: RoleColumns | None
+) -> pl.Series:
+    """Per group, the reference implementation's signature (``nrefs`` from the golds)."""
+    make = request.spec.reference_signature if request is not None else None
+    if make is None:
+        return pl.lit(None, dtype=pl.String)
+    options = request.keyword_options()
+    schema = frame.collect_schema()
+    gold = next((name for name in (roles.references if roles else ()) if name in schema), None)
+    if gold is None or not isinstance(schema[gold], pl.List):
+        return pl.lit(make(nrefs=1, **options), dtype=pl.String)
+    sizes = (
+        frame.filter(pl.col(gold).is_not_null())
+        .group_by(group, maintain_order=True)
+        .agg(low=pl.col(gold).list.len().min(), high=pl.col(gold).list.len().max())
+        .collect()
+    )
+    found = {
+        tuple(row[:-2]): (row[-2] if row[-2] == row[-1] else "var") for row in sizes.rows()
+    }
+    keys = frame.group_by(group, maintain_order=True).agg().collect().rows()
+    return pl.Series(
+        [make(nrefs=found.get(tuple(key), 1), **options) for key in keys], dtype=pl.String
     )
 
 

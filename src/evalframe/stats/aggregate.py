@@ -131,8 +131,8 @@ def _request_for(name: str) -> MetricRequest | None:
 
 
 def statistics_match(request: MetricRequest, dtype: pl.DataType) -> bool:
-    """Whether a column of ``dtype`` holds ``request``'s statistics (its spec's dtype)."""
-    expected = request.spec.statistics
+    """Whether a column of ``dtype`` holds ``request``'s statistics (for its options)."""
+    expected = request.statistics()
     if dtype == pl.Null:
         return True
     if isinstance(expected, pl.Struct):
@@ -223,7 +223,7 @@ def _named(
         elif request is not None and request.spec.level == "corpus":
             raise EvalframeError(
                 f"metric column {column!r} has dtype {dtype}; metric {request.name!r} is a "
-                f"corpus metric whose statistics are {request.spec.statistics} (score the "
+                f"corpus metric whose statistics are {request.statistics()} (score the "
                 "frame with evalframe.score to get them)"
             )
         elif dtype.is_numeric() or dtype in (pl.Boolean, pl.Null):
@@ -504,8 +504,22 @@ def _aggregate(
                     settings,
                 )
             )
+    # a metric whose reference has its own signature (sacrebleu's) adds that column
+    extra = [
+        name for name in ("reference_signature",)
+        if any(name in table.columns and table[name].null_count() < table.height
+               for table in tables)
+    ]
     return pl.concat(
-        [table.select(*keys, *AGGREGATE_COLUMNS) for table in tables], how="vertical_relaxed"
+        [
+            table.select(
+                *keys, *AGGREGATE_COLUMNS,
+                *(pl.col(name) if name in table.columns
+                  else pl.lit(None, dtype=pl.String).alias(name) for name in extra),
+            )
+            for table in tables
+        ],
+        how="vertical_relaxed",
     )
 
 
@@ -534,7 +548,8 @@ def _with_parameters(
         )
     table = table.with_columns(extra)
     names = [expr.meta.output_name() for expr in extra]
-    return table.select(*keys, "metric", *names, *[c for c in AGGREGATE_COLUMNS if c != "metric"])
+    rest = [c for c in table.columns if c not in keys and c != "metric" and c not in names]
+    return table.select(*keys, "metric", *names, *rest)
 
 
 def widen(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
