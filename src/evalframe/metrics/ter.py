@@ -279,6 +279,7 @@ register(
     bounds=(0.0, math.inf),
     statistics=STATISTICS,
     reduce=TER_SCORE,
+    reference_signature=sacrebleu_signature,
     reference=Reference("sacrebleu", SACREBLEU_VERSION, "sacrebleu.metrics.TER.corpus_score"),
     description="Translation edit rate (sacrebleu TER, 0-100, lower is better); segment "
     "statistics by sacrebleu",
