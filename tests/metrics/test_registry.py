@@ -97,8 +97,10 @@ def test_names_carry_direction(spec: MetricSpec):
     if spec.name in DIRECTION_EXCEPTIONS:
         assert not spec.higher_is_better
         return
-    lower = spec.name.endswith(("_error", "_loss")) or "perplexity" in spec.name or (
-        spec.name == "bits_per_byte"
+    # lower is better: errors, losses, distances, perplexities, bits per byte, and TER
+    # (translation edit rate, named as everyone names it)
+    lower = spec.name.endswith(("_error", "_loss", "_distance")) or "perplexity" in spec.name or (
+        spec.name in ("bits_per_byte", "ter")
     )
     assert spec.higher_is_better is not lower, spec.name
 

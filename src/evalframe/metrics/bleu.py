@@ -917,7 +917,7 @@ for _name, _order, _function in (("bleu_1", 1, bleu_1), ("bleu_4", 4, bleu_4)):
             f"metrics.Metrics.{_name} (metrics_sample.BLEU(n_gram={_order}): "
             "nltk.translate.bleu_score.sentence_bleu over nltk.word_tokenize)",
         ),
-        description=f"lighteval's {_name}: nltk sentence BLEU with all weight on "
+        description=f"Lighteval's {_name}: nltk sentence BLEU with all weight on "
         f"{_order}-grams (0-1)",
         edge_rules=_NLTK_RULES,
         function=_function,

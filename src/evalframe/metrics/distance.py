@@ -774,7 +774,8 @@ register(
     roles=("prediction", "gold"),
     dtypes=_TEXT_DTYPES,
     reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
-    description="1 - edit distance / max token count, Treebank tokens (lighteval copyright)",
+    description="Edit similarity, 1 - edit distance / max token count, Treebank tokens "
+    "(lighteval copyright)",
     edge_rules=(
         *_LIGHTEVAL_RULES,
         "1.0 - distance / max(len(prediction tokens), len(gold tokens)); 0.0 when either "
@@ -814,7 +815,7 @@ register(
     roles=("prediction", "gold"),
     dtypes=_TEXT_DTYPES,
     reference=_RAPIDFUZZ,
-    description="1 - word Levenshtein distance / max word count, best gold",
+    description="Word edit similarity, 1 - word Levenshtein distance / max word count, best gold",
     edge_rules=(
         *_PLAIN_RULES,
         "1.0 - distance / max(word counts) (Levenshtein.normalized_similarity); two texts "
@@ -841,7 +842,7 @@ register(
     roles=("prediction", "gold"),
     dtypes=_TEXT_DTYPES,
     reference=_RAPIDFUZZ,
-    description="1 - character Levenshtein distance / max length, best gold",
+    description="Character edit similarity, 1 - Levenshtein distance / max length, best gold",
     edge_rules=(
         *_PLAIN_RULES,
         "1.0 - distance / max(lengths in code points) (Levenshtein.normalized_similarity); "

@@ -977,7 +977,7 @@ register(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.rouge_t5 (ROUGE(bootstrap=True, normalize_*=bigbench_normalizer))",
     ),
-    description="lighteval's T5-style ROUGE (0-100, no stemmer, ' . ' ends a sentence)",
+    description="Lighteval's T5-style ROUGE (0-100, no stemmer, ' . ' ends a sentence)",
     edge_rules=(
         "both texts: ' . ' replaced by '.\\n' (lighteval's bigbench_normalizer), then "
         "rouge-score without a stemmer; the F-measure times 100",
