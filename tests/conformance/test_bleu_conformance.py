@@ -352,7 +352,10 @@ def test_lighteval_bleu_n_equals_nltk_as_one_sentence(order, metric):
     np.testing.assert_allclose(ours.to_numpy(), expected, rtol=1e-12, atol=1e-300)
 
 
-@pytest.mark.skipif(not _punkt_available(), reason="nltk's punkt_tab data is absent (nltk.download fetches it; no network here)")
+@pytest.mark.skipif(
+    not _punkt_available(),
+    reason="nltk's punkt_tab data is absent (nltk.download fetches it; no network here)",
+)
 @pytest.mark.parametrize("order, metric", [(1, bleu_1), (4, bleu_4)])
 def test_lighteval_bleu_n_equals_nltk_with_punkt(order, metric):
     pairs = [*_nltk_pairs(), ("Hi there. Bye now.", ["Hi there. Bye now!"])]
