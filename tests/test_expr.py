@@ -63,3 +63,19 @@ def test_shared_kernel_runs_once_for_several_uses():
     assert out["a"].to_list() == [2 * x + 1 for x in range(1000)]
     assert out["b"].to_list() == [2 * x % 7 for x in range(1000)]
     assert sum(seen) == 1000  # every row went through the kernel once, not twice
+
+
+def test_shared_kernel_shares_column_expressions_and_keeps_no_literal():
+    from evalframe import _expr
+
+    def kernel(series: pl.Series) -> pl.Series:
+        return series.str.to_uppercase()
+
+    first = _expr.shared_kernel(pl.col("a"), kernel, pl.String)
+    assert _expr.shared_kernel(pl.col("a"), kernel, pl.String) is first
+    before = len(_expr._SHARED_KERNELS)
+    for batch in range(50):  # a literal per batch, as a kernel evaluating rows eagerly builds
+        literal = pl.lit(pl.Series([f"row {batch}"] * 1000))
+        out = pl.select(_expr.shared_kernel(literal, kernel, pl.String)).to_series()
+        assert out[0] == f"ROW {batch}"
+    assert len(_expr._SHARED_KERNELS) == before

@@ -242,7 +242,13 @@ def shared_kernel(
     Polars' common-subexpression elimination compares Python functions by identity,
     so returning one object per (kernel, input) lets metrics requested together
     share the kernel's work (a normalisation, say) instead of repeating it.
+
+    An expression that reads no column (a literal, as a kernel evaluating a batch's
+    rows eagerly builds) has nothing to share with: it is built afresh, never
+    serialised into a cache key nor kept (each batch's literal would be).
     """
+    if not expr.meta.root_names():
+        return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
     try:
         key = (kernel, expr.meta.serialize(format="json"))
     except Exception:  # an expression polars cannot serialise: build it afresh
