@@ -1,0 +1,216 @@
+"""The one table of answer extractors: name -> function, the reference it reproduces, meaning.
+
+An extractor turns a raw response (a ``String`` expression) into the answer a harness
+would score, as a ``Struct`` of two fields (:data:`EXTRACTION`):
+
+- ``extracted`` (``String``): the answer, exactly as the reference extracts it. Where
+  nothing is found it is the reference's own fallback (lm-evaluation-harness's
+  ``"[invalid]"``), or null where the reference gives nothing (MMLU-Pro's ``pred``);
+  a null answer is a missing answer, which ``aggregate`` counts (``n_missing``);
+- ``rule`` (``String``): which rule of the extractor fired (``"answer_is"``,
+  ``"boxed"``, ``"strict-match"``...), ``"none"`` where nothing was found, null where
+  the response is null.
+
+Every metric that extracts takes ``extractor=``: a name from this table, an
+:class:`Extractor`, or a function from ``pl.Expr`` to ``pl.Expr`` (returning the
+struct, or a plain ``String`` answer). The name is what signatures record;
+``evalframe extractors`` and the metric reference list the table.
+
+>>> import polars as pl
+>>> from evalframe.extract.table import EXTRACTION, Extractor, register_extractor
+>>> EXTRACTION
+Struct({'extracted': String, 'rule': String})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from evalframe.errors import EvalframeError
+
+__all__ = [
+    "EXTRACTION",
+    "EXTRACTORS",
+    "ExtractFunction",
+    "Extractor",
+    "answer_of",
+    "extraction",
+    "list_extractors",
+    "register_extractor",
+    "resolve_extractor",
+]
+
+#: What every extractor returns per row.
+EXTRACTION = pl.Struct({"extracted": pl.String, "rule": pl.String})
+
+ExtractFunction = Callable[[pl.Expr], pl.Expr]
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """A named answer extractor.
+
+    ``function`` maps a ``String`` expression to an :data:`EXTRACTION` struct
+    expression, row-wise (it must keep the row count and order).
+    """
+
+    name: str
+    function: ExtractFunction
+    reference: str
+    meaning: str
+
+    def __call__(self, text: pl.Expr | str) -> pl.Expr:
+        expr = pl.col(text) if isinstance(text, str) else text
+        return self.function(expr)
+
+
+#: name -> Extractor; filled by the modules of :mod:`evalframe.extract` as they are imported.
+EXTRACTORS: dict[str, Extractor] = {}
+
+
+def register_extractor(extractor: Extractor) -> Extractor:
+    """Add ``extractor`` to the table (a name may be registered once)."""
+    if extractor.name in EXTRACTORS:
+        raise ValueError(f"extractor {extractor.name!r} is registered twice")
+    EXTRACTORS[extractor.name] = extractor
+    return extractor
+
+
+def extraction(extracted: pl.Expr, rule: pl.Expr) -> pl.Expr:
+    """The :data:`EXTRACTION` struct from its two fields (both cast to ``String``)."""
+    return pl.struct(
+        extracted.cast(pl.String).alias("extracted"), rule.cast(pl.String).alias("rule")
+    )
+
+
+def _as_struct(function: ExtractFunction) -> ExtractFunction:
+    """A user function returning a plain answer, wrapped to return the struct."""
+
+    def run(text: pl.Expr) -> pl.Expr:
+        answer = function(text)
+        rule = (
+            pl.when(text.is_null()).then(pl.lit(None, dtype=pl.String))
+            .when(answer.is_null()).then(pl.lit("none"))
+            .otherwise(pl.lit("custom"))
+        )
+        return extraction(answer, rule)
+
+    return run
+
+
+def resolve_extractor(
+    metric: str, extractor: str | Extractor | ExtractFunction | None
+) -> tuple[str, ExtractFunction | None]:
+    """The (name, struct function) of ``extractor``; ``None`` / ``"none"``: no extraction.
+
+    A function that is not in the table is named by its ``__name__`` (in signatures:
+    ``custom:<name>``); it may return the :data:`EXTRACTION` struct or a ``String``
+    answer (the struct is then built around it; on a ``String`` result the ``rule``
+    is ``"custom"``). An unknown name is an :class:`evalframe.EvalframeError` that
+    lists the table.
+    """
+    _load_table()
+    if extractor is None or extractor == "none":
+        return "none", None
+    if isinstance(extractor, str):
+        entry = EXTRACTORS.get(extractor)
+        if entry is None:
+            raise EvalframeError(
+                f"metric {metric!r}: extractor={extractor!r} is unknown; expected one of "
+                f"{', '.join(repr(name) for name in EXTRACTORS)} or a function from pl.Expr "
+                "to pl.Expr (see 'evalframe extractors')"
+            )
+        return entry.name, entry.function
+    if isinstance(extractor, Extractor):
+        return extractor.name, extractor.function
+    if callable(extractor):
+        for entry in EXTRACTORS.values():
+            if entry.function is extractor:
+                return entry.name, entry.function
+        return f"custom:{getattr(extractor, '__name__', 'function')}", _struct_or_wrap(extractor)
+    raise EvalframeError(
+        f"metric {metric!r}: extractor={extractor!r} is invalid; expected a name "
+        f"({', '.join(repr(name) for name in EXTRACTORS)}), an Extractor or a function"
+    )
+
+
+def _struct_or_wrap(function: ExtractFunction) -> ExtractFunction:
+    """Use ``function``'s struct as it is, or wrap a ``String`` result (decided on a probe)."""
+    probe = pl.DataFrame({"text": pl.Series([], dtype=pl.String)}).lazy()
+    try:
+        dtype = probe.select(function(pl.col("text"))).collect_schema().dtypes()[0]
+    except Exception:  # let the real call report the error, with the real data
+        return function
+    if isinstance(dtype, pl.Struct):
+        return function
+    return _as_struct(function)
+
+
+def answer_of(
+    text: pl.Expr, metric: str, extractor: str | Extractor | ExtractFunction | None
+) -> pl.Expr:
+    """``text`` with ``extractor`` applied: the ``extracted`` field (``text`` when none).
+
+    ``text`` may be ``String`` or ``List(String)`` (each element extracted). Use it
+    in a metric before its comparison.
+    """
+    _, function = resolve_extractor(metric, extractor)
+    if function is None:
+        return text
+    return extracted_text(text, function)
+
+
+def extracted_text(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
+    """The ``extracted`` field of ``function`` over a ``String`` or ``List(String)`` column.
+
+    A list column is extracted element by element in one flat pass (explode, extract,
+    implode per row), never per row in Python.
+    """
+    def run(series: pl.Series) -> pl.Series:
+        if isinstance(series.dtype, pl.List):
+            frame = pl.DataFrame({"values": series})
+            flat = frame.with_row_index("__row").explode(
+                "values", keep_nulls=False, empty_as_null=False
+            )
+            done = flat.select(
+                pl.col("__row"),
+                function(pl.col("values")).struct.field("extracted").alias("values"),
+            )
+            lists = done.group_by("__row", maintain_order=True).agg(pl.col("values"))
+            back = (
+                frame.with_row_index("__row")
+                .select("__row", pl.col("values").is_null().alias("__null"))
+                .join(lists, on="__row", how="left", maintain_order="left")
+                .select(
+                    pl.when(pl.col("__null")).then(None)
+                    .otherwise(pl.col("values").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+                    .alias("values")
+                )
+            )
+            return back.to_series().alias(series.name)
+        frame = pl.DataFrame({"values": series})
+        return frame.select(function(pl.col("values")).struct.field("extracted")).to_series().alias(
+            series.name
+        )
+
+    return text.map_batches(run, is_elementwise=True)
+
+
+def list_extractors() -> pl.DataFrame:
+    """The extractor table as a DataFrame (name, reference, meaning)."""
+    _load_table()
+    return pl.DataFrame(
+        [
+            {"name": entry.name, "reference": entry.reference, "meaning": entry.meaning}
+            for entry in EXTRACTORS.values()
+        ],
+        schema={"name": pl.String, "reference": pl.String, "meaning": pl.String},
+    )
+
+
+def _load_table() -> None:
+    """Import every extractor module (each registers its entries)."""
+    import evalframe.extract  # noqa: F401  (the package imports its modules)
