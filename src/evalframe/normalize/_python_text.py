@@ -80,23 +80,28 @@ def _lowercase_disagreements() -> str:
     """Characters whose polars lower case differs from the running Python's ``str.lower``.
 
     Each character is lower-cased on its own line, so no context (final sigma)
-    applies; the lines are compared as UTF-32 code point arrays, so the whole
-    table costs a few vectorised passes.
+    applies; the lines are compared as UTF-32 code point arrays, block by block of
+    code points, so the whole table costs a few vectorised passes and little memory.
     """
     points = np.frombuffer(_all_characters().encode("utf-32-le"), dtype="<u4")
     points = points[points != 0x0A]
-    lines = np.empty(points.size * 2, dtype="<u4")
-    lines[0::2] = points
-    lines[1::2] = 0x0A
-    joined = lines.tobytes().decode("utf-32-le")
-    ours = pl.select(pl.lit(joined).str.to_lowercase()).item()
-    theirs = joined.lower()
-    if ours == theirs:
-        return ""
-    return "".join(
-        chr(point)
-        for point in points[_differing_lines(ours, theirs, points.size)].tolist()
-    )
+    found: list[str] = []
+    for start in range(0, points.size, _TABLE_BLOCK):
+        block = points[start : start + _TABLE_BLOCK]
+        lines = np.empty(block.size * 2, dtype="<u4")
+        lines[0::2] = block
+        lines[1::2] = 0x0A
+        joined = lines.tobytes().decode("utf-32-le")
+        ours = pl.select(pl.lit(joined).str.to_lowercase()).item()
+        theirs = joined.lower()
+        if ours != theirs:
+            differing = block[_differing_lines(ours, theirs, block.size)]
+            found.extend(chr(point) for point in differing.tolist())
+    return "".join(found)
+
+
+#: Code points lower-cased per pass when the disagreement table is built.
+_TABLE_BLOCK = 1 << 16
 
 
 def _differing_lines(first: str, second: str, count: int) -> np.ndarray:
