@@ -148,7 +148,26 @@ def outcome_frame(rng: random.Random) -> pl.DataFrame:
     return pl.DataFrame({"outcome": outcomes, "sample_id": list(range(ROWS))})
 
 
+def letters_frame(rng: random.Random, generations: int | None = None) -> pl.DataFrame:
+    """Letter answers: responses (one, or a list), lighteval's choices and gold index."""
+    pool = ["Answer: B", "(C)", "**D**", "the answer is a", "A", "E.", "", "Final answer is C"]
+
+    def response() -> str:
+        return rng.choice(pool)
+
+    predictions = [
+        response() if generations is None else [response() for _ in range(generations)]
+        for _ in range(ROWS)
+    ]
+    predictions[NULL_ROW] = None
+    choices = [["w", "x", "y", "z"][: rng.randint(2, 4)] for _ in range(ROWS)]
+    golds = [rng.randrange(len(options)) for options in choices]
+    return pl.DataFrame({"prediction": predictions, "choices": choices, "gold_index": golds})
+
+
 FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
+    "letters": letters_frame,
+    "letter_generations": lambda rng: letters_frame(rng, generations=8),
     "text": text_frame,
     "counts": count_frame,
     "generations": generations_frame,
@@ -163,24 +182,57 @@ FRAMES: dict[str, Callable[[random.Random], pl.DataFrame]] = {
 
 #: registry name -> (concrete names to score with, the input shape they read)
 CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
-    "exact_match": (("exact_match", "exact_match(ignore_case=true, normalizer=squad)"), "text"),
+    "exact_match": (
+        ("exact_match", "exact_match(ignore_case=true, normalizer=squad)",
+         "exact_match(extractor=last_number, gold_extractor=last_number)"),
+        "text",
+    ),
     "squad_em": (("squad_em",), "text"),
     "squad_f1": (("squad_f1",), "text"),
     "token_f1": (("token_f1", "token_f1(normalizer=none)"), "text"),
     "word_set_f1": (("word_set_f1", "word_set_f1(normalizer=helm)"), "text"),
     "pass@{k}": (("pass@1", "pass@10", "pass@100"), "counts"),
-    "maj@{k}": (("maj@1", "maj@16"), "generations"),
-    "avg@{k}": (("avg@1", "avg@16"), "generations"),
-    "g-pass@{k}_{tau}": (("g-pass@1_0.5", "g-pass@16_1.0", "g-pass@8_0.25"), "generations"),
-    "mg-pass@{k}": (("mg-pass@1", "mg-pass@16"), "generations"),
+    "maj@{k}": (
+        ("maj@1", "maj@16", "maj@16(extractor=last_number, vote=answer)",
+         "maj@8(extractor=lighteval_letters, gold_extractor=lighteval_letters)"),
+        "generations",
+    ),
+    "avg@{k}": (
+        ("avg@1", "avg@16", "avg@16(extractor=last_number, gold_extractor=last_number)"),
+        "generations",
+    ),
+    "g-pass@{k}_{tau}": (
+        ("g-pass@1_0.5", "g-pass@16_1.0", "g-pass@8_0.25",
+         "g-pass@8_0.5(extractor=lighteval_letters, normalizer=strip)"),
+        "generations",
+    ),
+    "mg-pass@{k}": (("mg-pass@1", "mg-pass@16", "mg-pass@4(extractor=last_number)"),
+                    "generations"),
+    "letter_match": (
+        ("letter_match", "letter_match(try_extract_without_anchor=false, prefix=Letters)"),
+        "letters",
+    ),
+    "letter_pass@{k}": (
+        ("letter_pass@1", "letter_pass@8", "letter_pass@4(strip=true, "
+         "try_extract_without_anchor=false)"),
+        "letter_generations",
+    ),
     "drop_em": (("drop_em",), "spans"),
     "drop_f1": (("drop_f1",), "spans"),
-    "quasi_exact_match": (("quasi_exact_match",), "text"),
+    "quasi_exact_match": (
+        ("quasi_exact_match", "quasi_exact_match(extractor=gsm8k_answer)"), "text"
+    ),
     "prefix_exact_match": (("prefix_exact_match",), "text"),
     "prefix_quasi_exact_match": (("prefix_quasi_exact_match",), "text"),
     "suffix_exact_match": (("suffix_exact_match",), "text"),
     "suffix_quasi_exact_match": (("suffix_quasi_exact_match",), "text"),
     "quasi_exact_match_gsm8k": (("quasi_exact_match_gsm8k",), "text"),
+    "math_equal": (("math_equal", "math_equal(gold_targets=expr, precision=3)"), "text"),
+    "extractive_match": (
+        ("extractive_match",
+         "extractive_match(gold_targets=[latex, expr], boxed_first=false, precision=6)"),
+        "text",
+    ),
     "acc": (("acc",), "choice"),
     "acc_norm": (("acc_norm", "acc_norm(count_delimiter=true, ignore_first_space=true)"), "choice"),
     "acc_bytes": (("acc_bytes",), "choice"),
@@ -241,6 +293,21 @@ CLASSIFIED: dict[str, tuple[tuple[str, ...], str]] = {
     "word_edit_similarity": (("word_edit_similarity",), "text"),
     "char_edit_distance": (("char_edit_distance",), "text"),
     "char_edit_similarity": (("char_edit_similarity",), "text"),
+    "inspect_match": (
+        ("inspect_match", "inspect_match(location=any, numeric=true)",
+         "inspect_match(location=exact, ignore_case=false, numeric=true)",
+         "inspect_match(location=begin, numeric=true)"),
+        "text",
+    ),
+    "inspect_includes": (("inspect_includes", "inspect_includes(ignore_case=false)"), "text"),
+    "inspect_pattern": (
+        ("inspect_pattern(pattern='([a-z]+)')",
+         "inspect_pattern(pattern='([0-9]+)|(a)', match_all=true, ignore_case=false)"),
+        "text",
+    ),
+    "inspect_answer": (
+        ("inspect_answer", "inspect_answer(pattern=word)", "inspect_answer(pattern=line)"), "text"
+    ),
 }
 
 SPECS = {spec.name: spec for spec in all_metrics()}

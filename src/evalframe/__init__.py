@@ -13,10 +13,13 @@ shape: (1, 4)
 └──────┴────────┴─────┴───────┘
 """
 
-from evalframe import judge, metrics, normalize
+from evalframe import extract, judge, metrics, normalize
 from evalframe._version import __version__
 from evalframe.engine import score
 from evalframe.errors import EvalframeError
+from evalframe.extract.api import extraction_expr
+from evalframe.extract.audit import ExtractionAudit, audit_extractors
+from evalframe.extract.table import list_extractors
 from evalframe.io import load, save, scan
 from evalframe.io.adapters import list_formats
 from evalframe.io.join import join_metadata
@@ -38,14 +41,19 @@ from evalframe.stats import (
 
 __all__ = [
     "EvalframeError",
+    "ExtractionAudit",
     "PairedVariance",
     "Rescore",
     "__version__",
     "aggregate",
+    "audit_extractors",
     "compare",
+    "extract",
+    "extraction_expr",
     "group_tasks",
     "join_metadata",
     "judge",
+    "list_extractors",
     "list_formats",
     "list_metrics",
     "list_normalizers",

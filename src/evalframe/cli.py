@@ -1,4 +1,4 @@
-"""The ``evalframe`` command: score dumps, aggregate scores, list metrics.
+"""The ``evalframe`` command: score dumps, aggregate scores, extract answers, list metrics.
 
 Exit codes: 0 success, 1 a data error (one line on stderr; ``--debug`` shows the
 traceback), 2 a usage error.
@@ -26,6 +26,7 @@ from contextlib import contextmanager
 import polars as pl
 
 from evalframe._version import __version__
+from evalframe.cli_extract import add_extract_parsers, run_extract, run_extractors
 from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, without_plan
@@ -370,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     normalizers.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     _add_common(normalizers)
+
+    add_extract_parsers(commands, _add_common, _add_reading)
     return parser
 
 
@@ -882,6 +885,8 @@ COMMANDS = {
     "rescore": _run_rescore,
     "formats": _run_formats,
     "judge": lambda args: run_judge(args, _show),
+    "extract": run_extract,
+    "extractors": lambda args: run_extractors(args, _show),
 }
 
 

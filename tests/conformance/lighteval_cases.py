@@ -73,15 +73,6 @@ class Case:
 
 _NEEDS_WEIGHTS = "needs model weights or a GPU ({what}); out of scope for a dataframe scorer"
 _NOT_YET = "not implemented in evalframe yet ({what})"
-_MATH_VERIFY = (
-    "needs lighteval's math-verify extractive match (LaTeX/sympy parsing of answers); "
-    "evalframe does not reproduce math_normalizer/extractive match, see "
-    "evalframe.normalize.helm"
-)
-_LETTERS = (
-    "needs lighteval's extractive match for answer letters (IndicesExtractionConfig regex "
-    "cascade, gold index turned into a letter); not implemented in evalframe"
-)
 _PLACEHOLDER = (
     "expected_output is a placeholder lighteval never compares: a sample case's compute_sample "
     "returns {{key: PerplexityCorpusMetricInput}}, which AutomatedMetricTester."
@@ -92,28 +83,20 @@ SKIPPED_FILES: dict[str, str] = {
     "acc_golds_likelihood.json": _NOT_YET.format(
         what="acc_golds_likelihood: per-gold greedy-decoding flags from a model run"
     ),
-    "avg_at_k_math.json": _MATH_VERIFY,
     "bert_score.json": _NEEDS_WEIGHTS.format(what="BERTScore, roberta-large"),
     "bits_per_byte.json": _PLACEHOLDER.format(what="-(1.0 / 28 bytes) / log(2) = -0.052, not 1.0"),
     "bleurt.json": _NEEDS_WEIGHTS.format(what="BLEURT checkpoint"),
     "byte_perplexity.json": _PLACEHOLDER.format(what="exp(-1.0 / 30 bytes) = 0.967, not 1.0"),
-    "expr_gold_metric.json": _MATH_VERIFY,
     "extractiveness.json": _NEEDS_WEIGHTS.format(
         what="summarisation extractiveness needs a spaCy English model"
     ),
     "faithfulness.json": _NEEDS_WEIGHTS.format(what="SummaC with an NLI model"),
-    "g_pass_at_k_latex.json": _MATH_VERIFY,
-    "g_pass_at_k_math.json": _MATH_VERIFY,
-    "gpqa_instruct_metric.json": _LETTERS,
-    "gpqa_instruct_pass_at_k.json": _LETTERS,
     "multi_f1_numeric.json": (
         "lighteval's multi_f1_numeric (CorpusLevelF1Score(average='micro', num_classes=3)) "
         "is the mean over the classes 0, 1, 2 of the micro F1 of the one-vs-rest booleans "
         "(gold == i, prediction == i), i.e. (1 + 2 * accuracy) / 3 when every label is in "
         "0..2: no scikit-learn average, so neither evalframe's f1 nor accuracy reproduces it"
     ),
-    "pass_at_k_letters.json": _LETTERS,
-    "pass_at_k_math.json": _MATH_VERIFY,
     "prediction_perplexity.json": _PLACEHOLDER.format(
         what="exp(-1.0) = 0.368 (perplexity of ll = sum(logprobs)), not 1.0"
     ),

@@ -12,8 +12,10 @@ documented divergence); ``strip_strings=True`` maps to ``normalizer="strip"``. l
 ``n`` parameter equals the number of texts in every case (asserted).
 
 The ``*_letters``, ``*_math`` and ``*_latex`` variants score generations with
-lighteval's extractive letter / math-verify / LaTeX matchers, which these metrics do not
-implement; they are skipped with that reason.
+lighteval's extractive letter / math-verify / LaTeX matchers; they are mapped in
+``lighteval_cases_letters.py`` and ``lighteval_cases_math.py`` (the ``extractor=`` and
+``equivalence=`` options of these metrics, and ``letter_pass@k``) and run by
+``test_lighteval_suite.py``.
 """
 
 from __future__ import annotations
@@ -120,9 +122,11 @@ def test_avg_at_k_fixtures(case):
 
 
 @pytest.mark.parametrize("file", EXTRACTIVE)
-def test_extractive_variants_are_out_of_scope(file):
-    pytest.skip(f"{file}: lighteval scores these with extractive letter/math/LaTeX matchers, "
-                "not exact match; not implemented by evalframe's sampling metrics")
+def test_extractive_variants_are_mapped_in_the_lighteval_suite(file):
+    from tests.conformance import lighteval_cases
+
+    assert file in lighteval_cases.MAPPED, f"{file} is not mapped by the lighteval suite"
+    assert file not in lighteval_cases.SKIPPED_FILES
 
 
 def test_every_fixture_of_these_metrics_is_accounted_for():

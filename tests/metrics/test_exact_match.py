@@ -64,3 +64,124 @@ def test_normalizer_option_is_applied_after_strip():
     assert em([" The Cat! "], ["cat"]) == [0.0]
     with pytest.raises(EvalframeError, match="normalizer='nope' is unknown.*'squad'"):
         em(["a"], ["a"], normalizer="nope")
+
+
+# --- answer extraction: extractor= / gold_extractor= -------------------------------------
+
+EXTRACTING = [
+    "exact_match", "quasi_exact_match", "prefix_exact_match", "prefix_quasi_exact_match",
+    "suffix_exact_match", "suffix_quasi_exact_match", "quasi_exact_match_gsm8k",
+]
+
+
+def test_extractor_end_to_end_through_score():
+    frame = pl.DataFrame(
+        {
+            "prediction": ["so #### 1,000", "#### 7", "the answer is 3", None],
+            "gold": ["1000", "8", "3", "1"],
+        }
+    )
+    out = ef.score(frame, ["exact_match(extractor='gsm8k_answer')", "exact_match"])
+    # '1000' == '1000'; '7' != '8'; '[invalid]' != '3'; null -> null
+    assert out["exact_match(extractor='gsm8k_answer')"].to_list() == [1.0, 0.0, 0.0, None]
+    assert out["exact_match"].to_list() == [0.0, 0.0, 0.0, None]
+
+
+def test_extractor_runs_before_the_other_options():
+    # boxed first, then ignore_case / normalizer see the extracted answer only
+    assert em(["The answer: \\boxed{PARIS}"], ["paris"], extractor="boxed",
+              ignore_case=True) == [1.0]
+    assert em(["\\boxed{ The Cat! }"], ["cat"], extractor="boxed", normalizer="squad") == [1.0]
+    assert em(["\\boxed{ 5 }"], ["5"], extractor="boxed", strip=True) == [1.0]
+    assert em(["\\boxed{ 5 }"], ["5"], extractor="boxed") == [0.0]
+
+
+def test_gold_extractor_and_alternatives():
+    pred, gold = ["#### 72", "#### 5"], ["Natalia sold 48/2 = 24 ... #### 72", "#### 6"]
+    assert em(pred, gold, extractor="gsm8k_answer", gold_extractor="gsm8k_answer") == [1.0, 0.0]
+    # a list of gold alternatives is extracted element by element
+    assert em(["\\boxed{2}"], [["#### 1", "#### 2"]], extractor="boxed",
+              gold_extractor="gsm8k_answer") == [1.0]
+
+
+def test_a_failed_extraction_is_a_missing_answer():
+    frame = pl.DataFrame(
+        {"prediction": ["\\boxed{4}", "no box", None, "\\boxed{5}"], "gold": ["4", "3", "1", None]}
+    )
+    scored = ef.score(frame, ["exact_match(extractor=boxed)"])
+    assert scored["exact_match(extractor=boxed)"].to_list() == [1.0, None, None, None]
+    row = ef.aggregate(scored).row(0, named=True)
+    # 'no box' and the null response are missing answers (wrong by default); the row
+    # without a gold is left out
+    assert (row["n"], row["n_missing"], row["n_null"]) == (3, 2, 1)
+    assert row["value"] == pytest.approx(1 / 3, rel=1e-12)
+    excluded = ef.aggregate(scored, missing="exclude").row(0, named=True)
+    assert (excluded["n"], excluded["value"]) == (1, 1.0)
+
+
+def test_a_failed_gold_extraction_is_a_row_without_a_gold():
+    frame = pl.DataFrame({"prediction": ["4", "5"], "gold": ["\\boxed{4}", "no box"]})
+    scored = ef.score(frame, ["exact_match(gold_extractor=boxed)"])
+    assert scored["exact_match(gold_extractor=boxed)"].to_list() == [1.0, None]
+    row = ef.aggregate(scored).row(0, named=True)
+    assert (row["n"], row["n_missing"], row["n_null"]) == (1, 0, 1)
+
+
+@pytest.mark.parametrize("name", EXTRACTING)
+def test_every_variant_takes_both_options(name):
+    frame = pl.DataFrame({"prediction": ["It is \\boxed{Paris}", "x"],
+                          "gold": ["#### 1 Paris", "#### 2"]})
+    plain = ef.score(frame, [f"{name}(extractor=boxed, gold_extractor=last_number)"])
+    assert plain.columns[-1] == f"{name}(extractor=boxed, gold_extractor=last_number)"
+    described = ef.list_metrics().filter(pl.col("name") == name)["options"].item()
+    assert "extractor: str" in described and "gold_extractor: str" in described
+    with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
+        ef.score(frame, [f"{name}(extractor=nope)"])
+
+
+def test_lighteval_variants_extract_the_text_before_the_empty_check():
+    # lighteval scores an empty prediction 0 even against an empty gold; with an extractor
+    # the rule reads the extracted answer: '\boxed{}' gives '' -> 0.0
+    frame = pl.DataFrame({"p": ["\\boxed{}", "\\boxed{ Paris }"], "g": ["", "paris"]})
+    out = frame.select(
+        M.quasi_exact_match("p", "g", extractor="boxed").alias("qem"),
+        M.prefix_exact_match("p", "g", extractor="boxed").alias("pem"),
+    )
+    assert out["qem"].to_list() == [0.0, 1.0]
+    assert out["pem"].to_list() == [0.0, 0.0]  # 'Paris' (stripped) does not start with 'paris'
+
+
+def test_several_samples_are_extracted_one_by_one():
+    frame = pl.DataFrame({"p": [["\\boxed{1}", "\\boxed{2}"], ["\\boxed{3}"]], "g": ["2", "2"]})
+    out = frame.select(M.quasi_exact_match("p", "g", extractor="boxed"))
+    assert out.to_series().to_list() == [1.0, 0.0]
+
+
+def test_extractor_as_a_function():
+    def after_colon(text: pl.Expr) -> pl.Expr:
+        return text.str.extract(r":\s*(.*)$", 1)
+
+    assert em(["Answer: 42", "no colon"], ["42", "no colon"], extractor=after_colon) == [
+        1.0, None
+    ]
+
+
+def test_the_signature_records_the_extractor():
+    from evalframe.metrics.request import parse_request
+    from evalframe.stats.signature import score_signature
+
+    def keys(text: str) -> list[str]:
+        return [pair.split(":", 1)[0] for pair in score_signature(parse_request(text)).split("|")]
+
+    plain = score_signature(parse_request("exact_match"))
+    assert "|norm:none|extract:none|reduce:mean|" in plain
+    assert "gold_extract" not in plain
+    both = score_signature(
+        parse_request("exact_match(extractor=boxed, gold_extractor=gsm8k_answer)")
+    )
+    assert "|extract:boxed|gold_extract:gsm8k_answer|reduce:mean|" in both
+    assert "extractor" not in both.split("|")[1]  # not an opt: its own pair
+    assert keys("quasi_exact_match(extractor=last_number)")[:3] == ["metric", "opts", "extract"]
+    # metrics without the option keep their signature
+    assert keys("squad_em") == ["metric", "opts", "reduce", "version"]
+    assert keys("perplexity") == ["metric", "opts", "reduce", "version"]

@@ -215,3 +215,40 @@ def test_streaming_and_chunked_equal_whole():
     whole = frame.select(pass_at_k("n", "c", k=1))
     chunked = pl.concat([frame.slice(0, 1234), frame.slice(1234)], rechunk=False)
     assert chunked.lazy().select(pass_at_k("n", "c", k=1)).collect(engine="streaming").equals(whole)
+
+
+def test_from_generations_with_extractors():
+    frame = pl.DataFrame({
+        "gens": [["Answer: B", "(B)", "C", "nothing"], ["A", "Answer: A", "b", "D"]],
+        "gold": ["B", "(A)"],
+    })
+    letters = {"extractor": "lighteval_letters", "gold_extractor": "lighteval_letters"}
+    got = frame.select(pass_at_k(prediction="gens", gold="gold", k=2, **letters))
+    # row 0: B, B, C, none vs B -> c=2 of n=4: 1 - C(2,2)/C(4,2) = 5/6
+    # row 1: A, A, none ("b" is lower case), D vs "(A)" -> A: c=2 -> 5/6
+    assert got.to_series().to_list() == [pytest.approx(5 / 6, abs=1e-15)] * 2
+    # without the gold extractor "(A)" matches no extracted letter: c=0
+    plain = frame.select(pass_at_k(prediction="gens", gold="gold", k=2,
+                                   extractor="lighteval_letters"))
+    assert plain.to_series().to_list() == [pytest.approx(5 / 6, abs=1e-15), 0.0]
+
+
+def test_extraction_options_are_validated_with_counts_and_ignored():
+    counts = pl.DataFrame({"n": [4], "c": [2]})
+    got = counts.select(pass_at_k("n", "c", k=2, extractor="lighteval_letters")).item()
+    assert got == pytest.approx(5 / 6, abs=1e-15)
+    with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
+        pass_at_k("n", "c", k=2, extractor="nope")
+    with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
+        ef.score(counts, ["pass@2(extractor=nope)"])
+
+
+@pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("math_verify") is None,
+    reason="math-verify is not installed",
+)
+def test_from_generations_with_math_equivalence():
+    frame = pl.DataFrame({"prediction": [["1/2", "0.50", "2", "0.4"]], "gold": ["$\\frac12$"]})
+    scored = ef.score(frame, ["pass@1(equivalence=math)", "pass@1"])
+    # "1/2" and "0.50" equal 1/2: c=2 of 4 -> pass@1 = 1/2; exact: none is "$\frac12$"
+    assert scored.row(0)[2:] == (0.5, 0.0)

@@ -228,3 +228,143 @@ def test_engine_scores_generations():
     # mg-pass@2: (2/2) * P(X >= 2), X ~ Hypergeom(4, 2, 2): C(2,2)/C(4,2) = 1/6
     assert scored.row(0)[2:] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
     assert scored.row(1)[2:] == (None, None, None, None)
+
+
+# ------------------------------------------------------- extractor=, gold_extractor=, equivalence=
+
+LETTERS = {"extractor": "lighteval_letters", "gold_extractor": "lighteval_letters"}
+
+
+def test_extractor_compares_the_extracted_answers():
+    frame = pl.DataFrame({
+        "gens": [["Answer: B", "answer: (B)", "so C", "B"], ["x", "Answer: D", "(d)", "E"]],
+        "gold": ["(B)", "D"],
+    })
+    # lighteval_letters: "Answer: B" -> B, "answer: (B)" -> B, "so C" -> C (delimited),
+    # "B" -> B; "x" -> none, "Answer: D" -> D, "(d)" -> none (lower case), "E" -> none (four
+    # choices: A-D). Golds: "(B)" -> B, "D" -> D.
+    got = frame.select(
+        avg_at_k("gens", "gold", k=4, **LETTERS).alias("avg"),
+        avg_at_k("gens", "gold", k=4, extractor="lighteval_letters").alias("raw_gold"),
+        g_pass_at_k(prediction="gens", gold="gold", k=2, tau=1.0, **LETTERS).alias("g"),
+    )
+    # avg: 3/4 and 1/4; without the gold extractor "(B)" matches nothing: 0, then D: 1/4
+    assert got["avg"].to_list() == [0.75, 0.25]
+    assert got["raw_gold"].to_list() == [0.0, 0.25]
+    # g-pass@2_1.0 = P(both draws correct) = C(c, 2) / C(4, 2): 3/6 and 0
+    assert got["g"].to_list() == [pytest.approx(0.5), 0.0]
+
+
+def test_no_answer_found_is_wrong_not_null_and_gold_falls_back_to_its_text():
+    frame = pl.DataFrame({"gens": [["nothing", "Answer: C"], ["A", "q"]], "gold": ["C", "q"]})
+    got = frame.select(avg_at_k("gens", "gold", k=2, **LETTERS)).to_series().to_list()
+    # row 0: "nothing" has no letter -> wrong (not null), "Answer: C" -> C: 1/2;
+    # row 1: gold "q" has no letter -> compared as it is: "A" -> A != q, "q" -> no letter
+    assert got == [0.5, 0.0]
+    # the raw-gold fallback applies to the whole row (lighteval: any gold without a label)
+    alternatives = pl.DataFrame({"gens": [["A", "B"]], "gold": [["A", "zz"]]})
+    assert alternatives.select(avg_at_k("gens", "gold", k=2, **LETTERS)).item() == 0.5
+    # nulls are still judged on the raw input: a null generation gives a null row
+    nulls = pl.DataFrame({"gens": [["Answer: C", None]], "gold": ["C"]})
+    assert nulls.select(avg_at_k("gens", "gold", k=2, **LETTERS)).item() is None
+
+
+def test_normalizer_runs_before_the_extractor():
+    # " A. x\nB." unstripped: no label at the start (a space first), B at a line start;
+    # stripped: "A. x\nB." has A at the very start (priority 200 < 210)
+    frame = pl.DataFrame({"gens": [[" A. x\nB."]], "gold": ["A"]})
+    plain = frame.select(avg_at_k("gens", "gold", k=1, extractor="lighteval_letters_anchored"))
+    strip = frame.select(avg_at_k("gens", "gold", k=1, normalizer="strip",
+                                  extractor="lighteval_letters_anchored"))
+    assert (plain.item(), strip.item()) == (0.0, 1.0)
+
+
+def test_maj_votes_over_texts_by_default_and_over_answers_on_request():
+    frame = pl.DataFrame({
+        "gens": [["Answer: B", "The answer is B.", "C", "C"]], "gold": ["B"],
+    })
+    # vote="text": "C" x2 is the most frequent text -> its letter C != B -> 0.0
+    # vote="answer": letters B, B, C, C tie at 2 -> B comes first -> 1.0
+    text = frame.select(maj_at_k("gens", "gold", k=4, **LETTERS)).item()
+    answer = frame.select(maj_at_k("gens", "gold", k=4, vote="answer", **LETTERS)).item()
+    assert (text, answer) == (0.0, 1.0)
+    # a missing answer is a vote like the others: two with no letter beat one B -> 0.0
+    missing = pl.DataFrame({"gens": [["x", "y", "B"]], "gold": ["B"]})
+    assert missing.select(maj_at_k("gens", "gold", k=3, vote="answer", **LETTERS)).item() == 0.0
+
+
+def test_defaults_are_unchanged():
+    frame = pl.DataFrame({"gens": [["4", " 4", "5"], ["x", "y", "x"]], "gold": ["4", "x"]})
+    for function in (maj_at_k, avg_at_k):
+        plain = frame.select(function("gens", "gold", k=3)).to_series()
+        given = frame.select(function("gens", "gold", k=3, extractor=None, gold_extractor=None,
+                                      equivalence="exact")).to_series()
+        assert plain.equals(given)
+    assert frame.select(avg_at_k("gens", "gold", k=3)).to_series().to_list() == [
+        pytest.approx(1 / 3), pytest.approx(2 / 3)]
+
+
+def test_options_through_requests_and_their_errors():
+    frame = pl.DataFrame({"prediction": [["Answer: A", "B"]], "gold": ["A"]})
+    scored = ef.score(frame, ["avg@2(extractor=lighteval_letters)",
+                              "maj@2(extractor='lighteval_letters', vote=answer)"])
+    # avg: A, B vs A -> 1/2; maj (answers A, B tie) -> A -> 1.0
+    assert scored.row(0)[2:] == (0.5, 1.0)
+    with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
+        ef.score(frame, ["avg@2(extractor=nope)"])
+    with pytest.raises(EvalframeError, match="equivalence"):
+        ef.score(frame, ["avg@2(equivalence=fuzzy)"])
+    with pytest.raises(EvalframeError, match="vote"):
+        ef.score(frame, ["maj@2(vote=best)"])
+    with pytest.raises(EvalframeError, match="equivalence='fuzzy' is invalid"):
+        avg_at_k("prediction", "gold", k=2, equivalence="fuzzy")
+
+
+def test_a_custom_function_extractor():
+    frame = pl.DataFrame({"gens": [["x=4", "x=5"]], "gold": ["4"]})
+
+    def after_equals(text: pl.Expr) -> pl.Expr:
+        return text.str.extract(r"=(\d+)", 1)
+
+    assert frame.select(avg_at_k("gens", "gold", k=2, extractor=after_equals)).item() == 0.5
+
+
+def _math_available() -> bool:
+    import importlib.util
+
+    return (importlib.util.find_spec("math_verify") is not None
+            and importlib.util.find_spec("evalframe.metrics._math_equal") is not None)
+
+
+needs_math = pytest.mark.skipif(not _math_available(), reason="math-verify is not installed")
+
+
+@needs_math
+def test_math_equivalence_counts_equal_values():
+    frame = pl.DataFrame({
+        "gens": [["$\\frac{1}{2}$", "0.5", "1/3", "nothing"], ["4", "four", "5", "4.0"]],
+        "gold": ["0.5", "4"],
+    })
+    got = frame.select(
+        avg_at_k("gens", "gold", k=4, equivalence="math").alias("avg"),
+        avg_at_k("gens", "gold", k=4).alias("exact"),
+        maj_at_k("gens", "gold", k=4, equivalence="math").alias("maj"),
+        g_pass_at_k(prediction="gens", gold="gold", k=1, tau=1.0,
+                    equivalence="math").alias("g"),
+    )
+    # 1/2 = 0.5, "0.5" = 0.5; 1/3 and "nothing" are not. "4" and "4.0" equal 4; "four" and
+    # "5" do not. Exact: only "0.5" and "4" are the gold strings.
+    assert got["avg"].to_list() == [0.5, 0.5]
+    assert got["exact"].to_list() == [0.25, 0.25]
+    # maj: every text distinct in row 0 -> the first, 1/2 -> equal; row 1: "4" (x1, first)
+    assert got["maj"].to_list() == [1.0, 1.0]
+    # g-pass@1_1.0 = c / n
+    assert got["g"].to_list() == [0.5, 0.5]
+
+
+@needs_math
+def test_math_equivalence_after_extraction():
+    frame = pl.DataFrame({"gens": [["so \\boxed{\\frac{2}{4}}", "\\boxed{3}"]], "gold": ["0.5"]})
+    got = frame.select(avg_at_k("gens", "gold", k=2, extractor="boxed", equivalence="math"))
+    # boxed: "\\frac{2}{4}" (= 1/2, equal to 0.5) and "3"
+    assert got.item() == 0.5

@@ -167,9 +167,28 @@ def extracted_text(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
     """The ``extracted`` field of ``function`` over a ``String`` or ``List(String)`` column.
 
     A list column is extracted element by element in one flat pass (explode, extract,
-    implode per row), never per row in Python.
+    implode per row), never per row in Python. One kernel object serves each function, so
+    polars' common-subexpression elimination (which compares Python functions by identity)
+    runs an extraction once however many metrics of a request read it.
     """
+    kernel = _KERNELS.get(function)
+    if kernel is None:
+        if len(_KERNELS) >= 256:
+            _KERNELS.clear()
+        kernel = _KERNELS[function] = _extracted_kernel(function)
+    return text.map_batches(kernel, is_elementwise=True)
+
+
+#: The batched kernel of each extract function (see :func:`extracted_text`).
+_KERNELS: dict[ExtractFunction, Callable[[pl.Series], pl.Series]] = {}
+
+
+def _extracted_kernel(function: ExtractFunction) -> Callable[[pl.Series], pl.Series]:
     def run(series: pl.Series) -> pl.Series:
+        if series.dtype == pl.Null:  # an all-null column read from JSON has no type
+            series = series.cast(pl.String)
+        elif isinstance(series.dtype, pl.List) and series.dtype.inner == pl.Null:
+            series = series.cast(pl.List(pl.String))
         if isinstance(series.dtype, pl.List):
             frame = pl.DataFrame({"values": series})
             flat = frame.with_row_index("__row").explode(
@@ -196,7 +215,7 @@ def extracted_text(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
             series.name
         )
 
-    return text.map_batches(run, is_elementwise=True)
+    return run
 
 
 def list_extractors() -> pl.DataFrame:
@@ -211,6 +230,23 @@ def list_extractors() -> pl.DataFrame:
     )
 
 
+#: The modules of :mod:`evalframe.extract` that register extractors, imported the first
+#: time the table is read (``import evalframe`` stays cheap).
+EXTRACTOR_MODULES = (
+    "simple", "mmlu_pro", "lighteval_indices", "lighteval_math", "lm_eval",
+    "lm_eval_pipelines", "inspect_answer",
+)
+
+
 def _load_table() -> None:
-    """Import every extractor module (each registers its entries)."""
-    import evalframe.extract  # noqa: F401  (the package imports its modules)
+    """Import every extractor module (each registers its entries), once."""
+    if _LOADED:
+        return
+    import importlib
+
+    for module in EXTRACTOR_MODULES:
+        importlib.import_module(f"evalframe.extract.{module}")
+    _LOADED.append(True)
+
+
+_LOADED: list[bool] = []

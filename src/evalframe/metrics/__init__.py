@@ -24,7 +24,10 @@ from evalframe.metrics import (
     distance,
     drop,
     exact_match,
+    inspect_scorers,
     judge,
+    letters,
+    math,
     pass_at_k,
     perplexity,
     rouge,
@@ -44,7 +47,7 @@ from evalframe.metrics.registry import (
 
 _FAMILIES = (
     exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification, perplexity,
-    choice, judge, chrf, distance, ter, rouge, bleu,
+    choice, judge, chrf, distance, ter, rouge, bleu, letters, math, inspect_scorers,
 )
 
 for _family in _FAMILIES:

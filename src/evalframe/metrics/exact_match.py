@@ -4,6 +4,12 @@
   (``exact_match_hf_evaluate``) per row, with its options (``ignore_case``,
   ``ignore_punctuation``, ``ignore_numbers``, ``regexes_to_ignore``), plus ``strip``,
   ``match`` (prefix/suffix) and a ``normalizer`` from the normaliser table.
+- every metric of the family takes ``extractor=`` (applied to the prediction before
+  anything else) and ``gold_extractor=`` (applied to the gold): a name from the extractor
+  table (``"boxed"``, ``"gsm8k_answer"``...; see :mod:`evalframe.extract`), an
+  ``Extractor`` or a function; default ``"none"``. A response from which nothing is
+  extracted (a null answer, as ``boxed`` gives without a box) scores null: a missing
+  answer, which ``aggregate`` counts in ``n_missing`` (wrong by default).
 - :func:`lighteval_exact_match` is lighteval's ``ExactMatches`` (an empty prediction
   scores 0; several samples and several golds: the best pair), with the registered
   variants lighteval ships: ``quasi_exact_match`` (``qem``: HELM normaliser, stripped),
@@ -41,6 +47,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
+from evalframe.extract.table import ExtractFunction, Extractor, answer_of
 from evalframe.metrics._pairs import max_over_pairs
 from evalframe.metrics._token_f1 import map_alternatives
 from evalframe.metrics.registry import Reference, register
@@ -75,6 +82,13 @@ _NULL_RULE = (
 Match = Literal["full", "prefix", "suffix"]
 
 _DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
+
+_EXTRACT_RULE = (
+    "extractor= / gold_extractor= (default 'none') extract the answer from the prediction / "
+    "the gold before anything else (evalframe.extract's table, by name or function); a null "
+    "extracted answer (boxed without a \\boxed{}) scores null: a missing answer for the "
+    "prediction (n_missing, wrong by default), a row without a gold for the gold"
+)
 
 _GOLD_EDGE_RULES = (
     "gold may be one string or a list of alternatives; the score is the maximum over them",
@@ -114,6 +128,8 @@ def exact_match(
     strip: bool = False,
     match: Match = "full",
     normalizer: str | TextFunction | None = "none",
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
 ) -> pl.Expr:
     """Exact string match, with lm-eval-harness's and lighteval's options.
 
@@ -135,6 +151,12 @@ def exact_match(
         :data:`evalframe.normalize.NORMALIZERS`) or a function from ``pl.Expr`` to
         ``pl.Expr``, applied to both sides after ``strip`` and before the other options.
         Default ``"none"``.
+    extractor, gold_extractor
+        Answer extraction, applied to the prediction (the gold) before anything else: a
+        name from the extractor table (``"boxed"``, ``"gsm8k_answer"``, ``"last_number"``...;
+        see :func:`evalframe.list_extractors`), an ``Extractor``, or a function from
+        ``pl.Expr`` to ``pl.Expr``. Default ``"none"``. A null extracted answer scores null
+        (a missing answer for ``aggregate``; a null extracted gold: a row without a gold).
 
     Returns
     -------
@@ -195,6 +217,8 @@ def exact_match(
     }
 
     _, normalize_text = resolve_normalizer("exact_match", normalizer)
+    prediction = answer_of(parse_into_expr(prediction), "exact_match", extractor)
+    raw_gold, gold = gold, answer_of(parse_into_expr(gold), "exact_match", gold_extractor)
 
     def normalize(text: pl.Expr) -> pl.Expr:
         if strip:
@@ -215,7 +239,7 @@ def exact_match(
         .then(pl.lit(None, dtype=pl.Float64))
         .otherwise(hit.cast(pl.Float64))
     )
-    return guard("exact_match", values, [_empty_gold_check(gold)])
+    return guard("exact_match", values, [_empty_gold_check(raw_gold)])
 
 
 def _affix_match(pred: pl.Expr, golds: pl.Expr, *, prefix: bool) -> pl.Expr:
@@ -242,6 +266,8 @@ def lighteval_exact_match(
     normalizer: str | TextFunction | None = "none",
     strip: bool = False,
     match: Match = "full",
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
 ) -> pl.Expr:
     """lighteval's ``ExactMatches``: 1.0 when a prediction matches a gold, else 0.0.
 
@@ -266,6 +292,9 @@ def lighteval_exact_match(
         lighteval's ``strip_strings``.
     match
         lighteval's ``type_exact_match``: ``"full"``, ``"prefix"`` or ``"suffix"``.
+    extractor, gold_extractor
+        Answer extraction before anything else (the empty-prediction rule then reads the
+        extracted answer); see :func:`exact_match`.
 
     Returns
     -------
@@ -302,7 +331,8 @@ def lighteval_exact_match(
     └───────────────┴───────┴──────┴──────┘
     """
     return _exact_match(
-        "lighteval_exact_match", prediction, gold, normalizer=normalizer, strip=strip, match=match
+        "lighteval_exact_match", prediction, gold, normalizer=normalizer, strip=strip, match=match,
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
@@ -314,6 +344,8 @@ def _exact_match(
     normalizer: str | TextFunction | None,
     strip: bool,
     match: Match,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
 ) -> pl.Expr:
     if match not in ("full", "prefix", "suffix"):
         raise EvalframeError(
@@ -321,6 +353,8 @@ def _exact_match(
             "'suffix'"
         )
     _, normalize = resolve_normalizer(metric, normalizer)
+    prediction = answer_of(parse_into_expr(prediction), metric, extractor)
+    gold = answer_of(parse_into_expr(gold), metric, gold_extractor)
 
     def prepare(value: pl.Expr, name: str) -> pl.Expr:
         text = strip_whitespace(value) if strip else value
@@ -353,7 +387,13 @@ def _exact_match(
     )
 
 
-def quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def quasi_exact_match(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """lighteval's ``quasi_exact_match`` (``qem``): exact match after HELM normalisation.
 
     ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
@@ -368,6 +408,9 @@ def quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         ``str``, or ``list[str]`` for several samples.
     gold
         ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
 
     Returns
     -------
@@ -392,11 +435,18 @@ def quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     └───────────────────┴──────────────────┴──────┘
     """
     return _exact_match(
-        "quasi_exact_match", prediction, gold, normalizer="helm", strip=True, match="full"
+        "quasi_exact_match", prediction, gold, normalizer="helm", strip=True, match="full",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
-def prefix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def prefix_exact_match(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """lighteval's ``prefix_exact_match`` (``pem``): the stripped prediction starts with a gold.
 
     ``ExactMatches(strip_strings=True, type_exact_match="prefix")``; case, punctuation
@@ -409,6 +459,9 @@ def prefix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         ``str``, or ``list[str]`` for several samples.
     gold
         ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
 
     Returns
     -------
@@ -432,11 +485,18 @@ def prefix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     └────────────────┴───────┴──────┘
     """
     return _exact_match(
-        "prefix_exact_match", prediction, gold, normalizer="none", strip=True, match="prefix"
+        "prefix_exact_match", prediction, gold, normalizer="none", strip=True, match="prefix",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
-def prefix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def prefix_quasi_exact_match(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """lighteval's ``prefix_quasi_exact_match`` (``pqem``): prefix match after HELM normalisation.
 
     ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
@@ -450,6 +510,9 @@ def prefix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         ``str``, or ``list[str]`` for several samples.
     gold
         ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
 
     Returns
     -------
@@ -475,10 +538,17 @@ def prefix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     return _exact_match(
         "prefix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
         match="prefix",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
-def suffix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def suffix_exact_match(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """The stripped prediction ends with a stripped gold (lighteval's suffix exact match).
 
     ``ExactMatches(strip_strings=True, type_exact_match="suffix")``, the suffix
@@ -492,6 +562,9 @@ def suffix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         ``str``, or ``list[str]`` for several samples.
     gold
         ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
 
     Returns
     -------
@@ -515,11 +588,18 @@ def suffix_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     └──────────────┴───────┴──────┘
     """
     return _exact_match(
-        "suffix_exact_match", prediction, gold, normalizer="none", strip=True, match="suffix"
+        "suffix_exact_match", prediction, gold, normalizer="none", strip=True, match="suffix",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
-def suffix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def suffix_quasi_exact_match(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """The HELM-normalised prediction ends with a normalised gold (lighteval suffix match).
 
     ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
@@ -533,6 +613,9 @@ def suffix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         ``str``, or ``list[str]`` for several samples.
     gold
         ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
 
     Returns
     -------
@@ -558,16 +641,38 @@ def suffix_quasi_exact_match(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     return _exact_match(
         "suffix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
         match="suffix",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
-def quasi_exact_match_gsm8k(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+def quasi_exact_match_gsm8k(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    extractor: str | Extractor | ExtractFunction | None = "none",
+    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+) -> pl.Expr:
     """lighteval's ``quasi_exact_match_gsm8k``: the ``#### <number>`` answers are equal.
 
     ``ExactMatches(normalize_gold=gsm8k_normalizer, normalize_pred=gsm8k_normalizer,
     strip_strings=True)``: both texts are stripped and reduced by
     :func:`evalframe.normalize.gsm8k_normalize` to the first ``#### <number>`` answer
     (commas removed) or ``"[invalid]"``, then compared for equality.
+
+    Parameters
+    ----------
+    prediction
+        ``str``, or ``list[str]`` for several samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives.
+    extractor, gold_extractor
+        Answer extraction before anything else (default ``"none"``); see
+        :func:`exact_match`.
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` 1.0/0.0 per row; null where an input is null.
 
     Examples
     --------
@@ -589,6 +694,7 @@ def quasi_exact_match_gsm8k(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     return _exact_match(
         "quasi_exact_match_gsm8k", prediction, gold, normalizer="gsm8k", strip=True,
         match="full",
+        extractor=extractor, gold_extractor=gold_extractor,
     )
 
 
@@ -603,6 +709,7 @@ register(
         "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
         "Unicode forms all count",
         "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
+        _EXTRACT_RULE,
     ),
     divergences=(
         "np.char.lower cuts strings that grow when lower-cased to the array's width "
@@ -622,6 +729,7 @@ _EM_RULES = (
     "`if not pred` on the raw text first)",
     _MULTI_RULE,
     _NULL_RULE,
+    _EXTRACT_RULE,
 )
 _HELM_RULE = (
     "HELM normalisation (evalframe.normalize.helm_normalize): Python str.lower, ASCII "

@@ -34,6 +34,8 @@ from evalframe._expr import IntoExpr, elementwise, guard
 from evalframe.metrics.registry import Reference, positive_int, register
 from evalframe.metrics.sampling import (
     GENERATION_DTYPES,
+    Equivalence,
+    ExtractorOption,
     Normalizer,
     check_k,
     count_checks,
@@ -145,6 +147,9 @@ def pass_at_k(
     prediction: IntoExpr | None = None,
     gold: IntoExpr | None = None,
     normalizer: Normalizer = "none",
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: Equivalence = "exact",
 ) -> pl.Expr:
     """pass@k, the unbiased estimator of Chen et al. (2021): ``1 - C(n-c, k) / C(n, k)``.
 
@@ -167,6 +172,15 @@ def pass_at_k(
     normalizer
         For ``prediction``/``gold``: ``"none"`` (exact equality, default), ``"strip"``,
         ``"squad"`` or ``"helm"``, applied to both sides.
+    extractor, gold_extractor
+        For ``prediction``/``gold``: an extractor (a name of :mod:`evalframe.extract`, an
+        ``Extractor`` or a function) applied to every generation / gold alternative after
+        the normaliser; a generation with no answer found fails, a row whose gold
+        extractor finds nothing in an alternative compares its golds as they are
+        (lighteval's fallback). Validated, and ignored, with ``n``/``c`` or ``passed``.
+    equivalence
+        For ``prediction``/``gold``: ``"exact"`` (string equality, default) or ``"math"``
+        (math-verify equivalence of each (answer, gold) pair).
 
     Returns
     -------
@@ -231,7 +245,8 @@ def pass_at_k(
     metric = f"pass@{k}"
     k = check_k(metric, k)
     total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
+        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
     )
     value = estimate(total, correct, k)
     if usable is not None:
@@ -249,7 +264,9 @@ register(
     edge_rules=(
         "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
         "prediction (list[str]) and gold (str or list[str] alternatives): n = number of "
-        "generations, c = number equal to the gold after the normaliser (default: none)",
+        "generations, c = number equal to the gold after the normaliser (default: none), or, "
+        "with extractor= / gold_extractor= / equivalence='math', the number whose extracted "
+        "answer matches (a generation with no answer fails; lighteval's raw-gold fallback)",
         "c = 0 gives exactly 0.0; n - c < k gives exactly 1.0; pass@1 is c / n",
         "k < 1 raises when the metric is built; n < 0, c < 0, c > n or k > n raise "
         "EvalframeError naming the count of rows and the first one",

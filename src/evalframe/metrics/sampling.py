@@ -18,6 +18,22 @@ least ``m = max(ceil(k·τ), 1)`` of ``k`` generations drawn without replacement
 the ``n`` generated are correct (a hypergeometric tail, ``scipy.stats.hypergeom.sf``);
 mG-pass@k averages it over the thresholds above 0.5.
 
+Answers can be extracted first and compared by mathematical equivalence (every metric
+with the ``(prediction, gold)`` role set; lighteval's ``avg_at_n_math``,
+``pass_at_k_math``, ``g_pass_at_k_math``, ``gpqa_instruct_pass_at_k``... score so):
+
+- ``extractor=``: an extractor of :mod:`evalframe.extract` (a name such as
+  ``"lighteval_letters"``, an :class:`~evalframe.extract.table.Extractor` or a function)
+  applied to every generation, after the normaliser (lighteval's order: the sampling
+  metric's ``preprocess``, then its sample scoring function); a generation it finds no
+  answer in is wrong;
+- ``gold_extractor=``: the same for the gold alternatives; where it finds nothing in one
+  of a row's alternatives, the row's golds are compared as they are (lighteval's
+  ``MultilingualExtractiveMatchMetric`` falls back so);
+- ``equivalence=``: ``"exact"`` (string equality, the default) or ``"math"`` (each
+  (answer, gold) pair judged by :func:`evalframe.metrics._math_equal.math_equivalent`,
+  math-verify's equivalence, evaluated once per distinct pair).
+
 Everything is vectorised across rows and generations: list expressions and one
 flattened pass over every generation of the column, never a Python loop over rows.
 The hypergeometric tail runs as one batched scipy call over whole columns.
@@ -43,12 +59,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
+from evalframe.extract.table import (
+    ExtractFunction,
+    Extractor,
+    answer_of,
+    extracted_text,
+    resolve_extractor,
+)
 from evalframe.metrics.registry import Reference, positive_int, register, unit_fraction
 from evalframe.normalize.table import TextFunction, resolve_normalizer
 from evalframe.schema import LIST_STR, STR
@@ -56,6 +80,12 @@ from evalframe.schema import LIST_STR, STR
 __all__ = ["avg_at_k", "g_pass_at_k", "maj_at_k", "mg_pass_at_k"]
 
 Normalizer = str | TextFunction
+#: An ``extractor=`` / ``gold_extractor=`` value: a table name, an Extractor, a function.
+ExtractorOption = str | Extractor | ExtractFunction | None
+#: How a (generation, gold) pair is judged.
+Equivalence = Literal["exact", "math"]
+#: What maj@k votes over: the (normalised) texts, as lighteval, or the extracted answers.
+Vote = Literal["text", "answer"]
 
 #: The lighteval revision whose ``metrics_sample.py`` (and unit-test fixtures) these match.
 LIGHTEVAL_PACKAGE = "lighteval"
@@ -114,6 +144,110 @@ def count_matches(generations: pl.Expr, golds: pl.Expr) -> pl.Expr:
     return running.gather(ends) - running.gather(ends - lengths)
 
 
+def check_equivalence(metric: str, equivalence: object) -> str:
+    """``equivalence`` must be ``"exact"`` or ``"math"``."""
+    if equivalence not in ("exact", "math"):
+        raise EvalframeError(
+            f"metric {metric!r}: equivalence={equivalence!r} is invalid; expected 'exact' or "
+            "'math'"
+        )
+    return str(equivalence)
+
+
+def check_extraction(
+    metric: str, extractor: ExtractorOption, gold_extractor: ExtractorOption, equivalence: object
+) -> str:
+    """Validate the extraction options when the metric is built (names looked up now)."""
+    resolve_extractor(metric, extractor)
+    resolve_extractor(metric, gold_extractor)
+    return check_equivalence(metric, equivalence)
+
+
+def gold_answers(metric: str, golds: pl.Expr, gold_extractor: ExtractorOption) -> pl.Expr:
+    """The ``list[str]`` golds with ``gold_extractor`` applied to each alternative.
+
+    Where the extractor finds nothing (null) in any alternative of a row, the row's golds
+    are used as they are: lighteval's ``MultilingualExtractiveMatchMetric.compute`` falls
+    back to the raw golds (``extracted_golds = [[gold] for gold in golds]``) so.
+    """
+    _, function = resolve_extractor(metric, gold_extractor)
+    if function is None:
+        return golds
+    extracted = extracted_text(golds, function)
+    missing = extracted.list.eval(pl.element().is_null()).list.any()
+    return pl.when(missing).then(golds).otherwise(extracted)
+
+
+def answer_lists(
+    metric: str,
+    generations: pl.Expr,
+    golds: pl.Expr,
+    normalize: Callable[[pl.Expr], pl.Expr] | None,
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+) -> tuple[pl.Expr, pl.Expr]:
+    """Generations and golds (``list[str]``) normalised, then extracted: what is compared."""
+    answers = answer_of(_normalized_list(generations, normalize), metric, extractor)
+    references = gold_answers(metric, _normalized_list(golds, normalize), gold_extractor)
+    return answers, references
+
+
+def _math_equivalent(metric: str) -> Callable[[pl.Expr, pl.Expr], pl.Expr]:
+    """math-verify's equivalence of two ``String`` expressions (imported when first used)."""
+    try:
+        from evalframe.metrics._math_equal import math_equivalent
+    except ImportError as error:
+        raise EvalframeError(
+            f"metric {metric!r}: equivalence='math' is unavailable ({error})"
+        ) from None
+    math_equivalent(pl.col("prediction"), pl.col("gold"))  # reports a missing math-verify now
+    return math_equivalent
+
+
+def count_equivalent(metric: str, generations: pl.Expr, golds: pl.Expr) -> pl.Expr:
+    """Per row, how many generations are mathematically equivalent to one of the golds.
+
+    One batched kernel: every (generation, gold alternative) pair of the batch is
+    flattened, each *distinct* pair judged once by ``math_equivalent`` (null, where it
+    cannot decide, counts as not equivalent), and the generations with an equivalent
+    gold are counted back per row. A null generation matches nothing.
+    """
+    equivalent = _math_equivalent(metric)
+
+    def kernel(series: list[pl.Series]) -> pl.Series:
+        frame = pl.DataFrame({"gen": series[0], "ref": series[1]}).with_row_index("__row")
+        flat = frame.explode("gen", keep_nulls=False, empty_as_null=False).with_row_index(
+            "__gen"
+        )
+        pairs = flat.explode("ref", keep_nulls=False, empty_as_null=False).filter(
+            pl.col("gen").is_not_null() & pl.col("ref").is_not_null()
+        )
+        distinct = pairs.select("gen", "ref").unique()
+        judged = distinct.with_columns(
+            equivalent(pl.col("gen"), pl.col("ref")).fill_null(False).alias("__eq")
+        )
+        hits = (
+            pairs.join(judged, on=["gen", "ref"], how="left")
+            .group_by("__row", "__gen")
+            .agg(pl.col("__eq").any())
+            .group_by("__row")
+            .agg(pl.col("__eq").sum().cast(pl.Int64))
+        )
+        counts = frame.select("__row").join(hits, on="__row", how="left", maintain_order="left")
+        return counts["__eq"].fill_null(0).alias("count")
+
+    return elementwise([generations, golds], kernel, pl.Int64)
+
+
+def count_correct(
+    metric: str, answers: pl.Expr, references: pl.Expr, equivalence: str = "exact"
+) -> pl.Expr:
+    """Per row, how many ``answers`` (``list[str]``) are correct for the ``references``."""
+    if equivalence == "math":
+        return count_equivalent(metric, answers, references)
+    return count_matches(answers, references)
+
+
 def generation_counts(
     metric: str,
     prediction: IntoExpr,
@@ -121,13 +255,16 @@ def generation_counts(
     normalizer: str,
     *,
     first: int | None = None,
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: str = "exact",
 ) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
     """``(n, c, usable, empty_gold)`` from generations and gold.
 
     ``n`` is the number of generations (all of them, or ``min(first, len)``), ``c`` how
     many are correct; ``usable`` is false where the score must be null (a null
-    prediction or gold, or a null element among the used generations or the golds);
-    ``empty_gold`` flags an empty gold list (an error).
+    prediction or gold, or a null element among the used generations or the golds,
+    before any extraction); ``empty_gold`` flags an empty gold list (an error).
     """
     normalize = normalizer_function(metric, normalizer)
     generations = parse_into_expr(prediction)
@@ -136,7 +273,10 @@ def generation_counts(
     golds = gold_alternatives(gold)
     usable = ~_has_null_element(generations) & ~_has_null_element(golds)
     n = generations.list.len().cast(pl.Int64)
-    c = count_matches(_normalized_list(generations, normalize), _normalized_list(golds, normalize))
+    answers, references = answer_lists(
+        metric, generations, golds, normalize, extractor, gold_extractor
+    )
+    c = count_correct(metric, answers, references, equivalence)
     empty_gold = golds.list.len() == 0
     return n, c, usable, empty_gold
 
@@ -179,11 +319,17 @@ def counts_from_roles(
     gold: IntoExpr | None,
     normalizer: str,
     first: int | None = None,
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: str = "exact",
 ) -> tuple[pl.Expr, pl.Expr, pl.Expr | None, list[RowCheck]]:
     """``(n, c, usable, extra checks)`` from whichever role set was given.
 
     ``usable`` is ``None`` when plain null propagation suffices (the ``n``, ``c`` roles).
+    The extraction options are validated here whatever the role set, and used by the
+    ``(prediction, gold)`` one only (counts and flags are already judged).
     """
+    equivalence = check_extraction(metric, extractor, gold_extractor, equivalence)
     given = {
         "(n, c)": n is not None or c is not None,
         "passed": passed is not None,
@@ -214,7 +360,8 @@ def counts_from_roles(
     if prediction is None or gold is None:
         raise EvalframeError(f"metric {metric!r}: prediction and gold must be given together")
     count, hits, usable, empty_gold = generation_counts(
-        metric, prediction, gold, normalizer, first=first
+        metric, prediction, gold, normalizer, first=first, extractor=extractor,
+        gold_extractor=gold_extractor, equivalence=equivalence,
     )
     return count, hits, usable, [empty_gold_check(empty_gold)]
 
@@ -236,6 +383,10 @@ def maj_at_k(
     *,
     k: int,
     normalizer: Normalizer = "none",
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: Equivalence = "exact",
+    vote: Vote = "text",
 ) -> pl.Expr:
     """maj@k: 1.0 when the most frequent of the first ``k`` generations is correct.
 
@@ -254,6 +405,21 @@ def maj_at_k(
     normalizer
         ``"none"`` (lighteval's default), ``"strip"``, ``"squad"`` or ``"helm"``; applied
         to the generations before voting and to the gold.
+    extractor
+        An extractor (name, :class:`~evalframe.extract.table.Extractor` or function)
+        for the generations; ``None``: the texts are the answers.
+    gold_extractor
+        An extractor for the gold alternatives (the golds as they are where it finds
+        nothing in one of them).
+    equivalence
+        ``"exact"`` (string equality) or ``"math"`` (math-verify equivalence of the
+        voted answer and a gold).
+    vote
+        ``"text"`` (lighteval's ``MajAtN``): the vote is over the normalised texts, and
+        the extractor is applied to the winning text only; ``"answer"`` (lm-evaluation-
+        harness's ``majority_vote`` filter after an extraction filter): the vote is over
+        the extracted answers (a generation with none found votes for "no answer", which
+        is wrong if it wins). Votes count identical strings, whatever ``equivalence``.
 
     Returns
     -------
@@ -292,16 +458,30 @@ def maj_at_k(
     """
     metric = f"maj@{k}"
     k = check_k(metric, k)
+    equivalence = check_extraction(metric, extractor, gold_extractor, equivalence)
+    if vote not in ("text", "answer"):
+        raise EvalframeError(
+            f"metric {metric!r}: vote={vote!r} is invalid; expected 'text' or 'answer'"
+        )
     normalize = normalizer_function(metric, normalizer)
     generations = parse_into_expr(prediction).list.head(k)
     golds = gold_alternatives(gold)
     usable = ~_has_null_element(generations) & ~_has_null_element(golds)
     voted = _normalized_list(generations, normalize)
+    if vote == "answer":
+        voted = answer_of(voted, metric, extractor)
     element = pl.element()
     majority = voted.list.eval(
         element.unique(maintain_order=True).gather(element.unique_counts().arg_max())
     ).list.first()
-    correct = _normalized_list(golds, normalize).list.contains(majority).cast(pl.Float64)
+    if vote == "text":
+        majority = answer_of(majority, metric, extractor)
+    references = gold_answers(metric, _normalized_list(golds, normalize), gold_extractor)
+    if equivalence == "math":
+        hits = count_equivalent(metric, pl.concat_list([majority]), references)
+        correct = (hits > 0).cast(pl.Float64)
+    else:
+        correct = references.list.contains(majority).fill_null(False).cast(pl.Float64)
     n = generations.list.len()
     checks = [too_few_check(n, k), empty_gold_check(golds.list.len() == 0)]
     return guard(metric, _null_unless(usable, correct), checks)
@@ -319,6 +499,9 @@ def avg_at_k(
     k: int,
     passed: IntoExpr | None = None,
     normalizer: Normalizer = "none",
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: Equivalence = "exact",
 ) -> pl.Expr:
     """avg@k: the mean correctness of the first ``k`` generations.
 
@@ -337,6 +520,9 @@ def avg_at_k(
         correctness.
     normalizer
         ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"``, applied to both sides.
+    extractor, gold_extractor, equivalence
+        Answer extraction from each generation / gold and how a pair is judged
+        (``"exact"`` or ``"math"``), see the module notes; with ``prediction``/``gold``.
 
     Returns
     -------
@@ -370,7 +556,8 @@ def avg_at_k(
     k = check_k(metric, k)
     n, c, usable, checks = counts_from_roles(
         metric, n=None, c=None, passed=passed, prediction=prediction, gold=gold,
-        normalizer=normalizer, first=k,
+        normalizer=normalizer, first=k, extractor=extractor, gold_extractor=gold_extractor,
+        equivalence=equivalence,
     )
     value = c.cast(pl.Float64) / float(k)
     checks = [too_few_check(n, k), *checks]
@@ -432,6 +619,9 @@ def g_pass_at_k(
     prediction: IntoExpr | None = None,
     gold: IntoExpr | None = None,
     normalizer: Normalizer = "none",
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: Equivalence = "exact",
 ) -> pl.Expr:
     """G-pass@k_τ: the chance that at least ``ceil(k·τ)`` of ``k`` draws are correct.
 
@@ -456,6 +646,9 @@ def g_pass_at_k(
         alternatives) gold; ``n`` is the number of generations, ``c`` how many match.
     normalizer
         ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"`` (generations only).
+    extractor, gold_extractor, equivalence
+        Answer extraction from each generation / gold and how a pair is judged
+        (``"exact"`` or ``"math"``), see the module notes; with ``prediction``/``gold``.
 
     Returns
     -------
@@ -490,7 +683,8 @@ def g_pass_at_k(
     k = check_k(metric, k)
     tau = _check_tau(metric, tau)
     total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
+        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
     )
     value = _hypergeometric_tails(total, correct, k, (threshold_count(k, tau),))
     checks = [*count_checks(total, correct, k), *checks]
@@ -506,6 +700,9 @@ def mg_pass_at_k(
     prediction: IntoExpr | None = None,
     gold: IntoExpr | None = None,
     normalizer: Normalizer = "none",
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: Equivalence = "exact",
 ) -> pl.Expr:
     """mG-pass@k: G-pass@k averaged over the thresholds above one half.
 
@@ -527,6 +724,8 @@ def mg_pass_at_k(
         gold.
     normalizer
         ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"``.
+    extractor, gold_extractor, equivalence
+        As for :func:`g_pass_at_k`.
 
     Returns
     -------
@@ -556,7 +755,8 @@ def mg_pass_at_k(
     metric = f"mg-pass@{k}"
     k = check_k(metric, k)
     total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
+        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
     )
     low = math.ceil(k * 0.5)
     tails = _hypergeometric_tails(total, correct, k, tuple(range(low + 1, k + 1)))
@@ -571,7 +771,12 @@ def mg_pass_at_k(
 
 _CORRECTNESS_RULE = (
     "a generation is correct when, after the normaliser (default none: exact string "
-    "equality), it equals the gold or any gold alternative of a list[str] gold"
+    "equality), it equals the gold or any gold alternative of a list[str] gold; with "
+    "extractor= / gold_extractor= the extracted answers are compared (normaliser first, then "
+    "extractor, as lighteval's preprocess then scoring function), a generation with no "
+    "answer found is wrong, and a row with a gold alternative the gold extractor finds "
+    "nothing in compares its golds as they are (lighteval's fallback); equivalence='math' "
+    "judges each (answer, gold) pair with math-verify equivalence instead of equality"
 )
 _GOLD_RULE = (
     "a null prediction or gold, or a null element among the used generations or the gold "
@@ -600,6 +805,9 @@ register(
         _CORRECTNESS_RULE,
         "the vote is taken over the normalised first k generations; ties go to the answer "
         "that occurs first (lighteval's max(answers, key=answers.count))",
+        "with an extractor, vote='text' (default, lighteval's MajAtN) votes over the texts and "
+        "extracts the winner; vote='answer' (lm-eval's majority_vote after an extraction "
+        "filter) votes over the extracted answers, a missing answer being one of the votes",
         "fewer than k generations raise EvalframeError",
         _GOLD_RULE,
     ),

@@ -12,9 +12,9 @@ takes ``normalizer=`` with one of these names or a function.
 'cat'
 """
 
-from evalframe.normalize import drop, harness, helm, squad, table
+from evalframe.normalize import drop, harness, helm, math, squad, table
 
-_MODULES = (squad, harness, helm, drop, table)
+_MODULES = (squad, harness, helm, drop, math, table)
 
 for _module in _MODULES:
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})

@@ -22,6 +22,7 @@ from evalframe.errors import EvalframeError
 from evalframe.normalize._python_text import whitespace_characters
 from evalframe.normalize.drop import drop_normalize
 from evalframe.normalize.helm import gsm8k_normalize, helm_normalize
+from evalframe.normalize.math import math_normalize
 from evalframe.normalize.squad import squad_normalize
 
 __all__ = ["NORMALIZERS", "Normalizer", "list_normalizers", "resolve_normalizer"]
@@ -65,6 +66,12 @@ NORMALIZERS: dict[str, Normalizer] = {
             "gsm8k", gsm8k_normalize, "lighteval gsm8k_normalizer",
             "the first number after '#### ' (GSM8K answers) with its commas removed, or "
             "'[invalid]'",
+        ),
+        Normalizer(
+            "math", math_normalize, "lighteval math_normalizer",
+            "the content of the last \\boxed{} ('' without one) in canonical LaTeX: units, "
+            "\\left/\\right, \\% and spaces removed, \\frac12 -> \\frac{1}{2}, "
+            "0.5 and a/b -> \\frac",
         ),
         Normalizer(
             "drop", drop_normalize, "lm-evaluation-harness drop/utils.py: _normalize_answer",

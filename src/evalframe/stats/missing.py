@@ -4,10 +4,12 @@ A metric's score is null for two different reasons, which ``aggregate`` keeps ap
 
 - a **missing answer**: an answer column of the metric (``prediction``, ``passed``,
   ``c``, ``choice_logprobs``, ``loglikelihood``) is null while its reference columns
-  are not. The model was asked and gave nothing (a failed answer extraction, say). By
-  default it counts as wrong (``missing="wrong"``: the metric's worst score, 0.0 for
-  accuracy); ``missing="exclude"`` leaves it out; ``missing="error"`` raises. Either
-  way it is counted in ``n_missing``.
+  are not, or the metric's ``extractor=`` finds no answer in the prediction (a null
+  extracted answer: ``boxed`` without a ``\\boxed{}``). The model was asked and gave
+  nothing (a failed answer extraction, say). By default it counts as wrong
+  (``missing="wrong"``: the metric's worst score, 0.0 for accuracy);
+  ``missing="exclude"`` leaves it out; ``missing="error"`` raises. Either way it is
+  counted in ``n_missing``.
 - an **unscoreable row**: a reference is null (no gold). It cannot be scored under any
   policy: it is left out and counted in ``n_null``.
 
@@ -53,6 +55,8 @@ class RoleColumns:
     score: str
     answers: tuple[str, ...]
     references: tuple[str, ...]
+    #: True where the metric's extractor finds no answer in a non-null prediction.
+    unextracted: tuple[pl.Expr, ...] = ()
 
 
 def answer_columns(
@@ -69,12 +73,30 @@ def answer_columns(
     references = tuple(column for role, column in columns.items() if role not in ANSWER_ROLES)
     if not answers:
         return None
-    return RoleColumns(request.column, answers, references)
+    unextracted = _unextracted(request, columns.get("prediction"), schema)
+    return RoleColumns(request.column, answers, references, unextracted)
+
+
+def _unextracted(
+    request: MetricRequest, prediction: str | None, schema: Mapping[str, pl.DataType]
+) -> tuple[pl.Expr, ...]:
+    """Where the metric's ``extractor=`` gives a null answer (a null element of a list)."""
+    extractor = request.keyword_options().get("extractor", "none")
+    if prediction is None or extractor is None or extractor == "none":
+        return ()
+    from evalframe.extract.table import answer_of
+
+    answer = answer_of(pl.col(prediction), request.name, extractor)
+    if isinstance(schema[prediction], pl.List):
+        return (answer.list.eval(pl.element().is_null()).list.any().fill_null(False),)
+    return (answer.is_null(),)
 
 
 def missing_rows(columns: RoleColumns) -> pl.Expr:
     """True where the score is null because the model gave no answer (references present)."""
-    answer_null = pl.any_horizontal([pl.col(name).is_null() for name in columns.answers])
+    answer_null = pl.any_horizontal(
+        [pl.col(name).is_null() for name in columns.answers] + list(columns.unextracted)
+    )
     references_present = (
         pl.all_horizontal([pl.col(name).is_not_null() for name in columns.references])
         if columns.references

@@ -1,8 +1,10 @@
 """Reproducibility signatures: what changes a reported number, as ``key:value|...|version:x``.
 
 Modelled on sacrebleu's ``Signature``: every aggregate row carries the metric, its
-options and normaliser, the reduction, the standard-error method (with the bootstrap
-count and seed) and the interval method, then evalframe's version, last.
+options, normaliser and answer extractor (``extract:<name>`` for a metric that takes
+``extractor=``, and ``gold_extract:<name>`` when the gold is extracted too), the
+reduction, the standard-error method (with the bootstrap count and seed) and the interval
+method, then evalframe's version, last.
 
 >>> from evalframe.metrics.request import parse_request
 >>> request = parse_request("exact_match(ignore_case=true)")
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalframe._version import __version__
+from evalframe.extract.table import resolve_extractor
 from evalframe.metrics.reduce import Reduction
 from evalframe.metrics.request import MetricRequest, _literal
 from evalframe.normalize.table import resolve_normalizer
@@ -45,9 +48,17 @@ def _metric_pairs(request: MetricRequest) -> list[tuple[str, str]]:
         key: value for key, value in request.keyword_options().items() if key not in request.params
     }
     normalizer = options.pop("normalizer", None) if "normalizer" in options else None
+    extracts = "extractor" in options
+    extractor = options.pop("extractor", None)
+    gold_extractor = options.pop("gold_extractor", None)
     pairs = [("metric", request.name), ("opts", options_text(options))]
     if normalizer is not None:
         pairs.append(("norm", resolve_normalizer(request.name, normalizer)[0]))
+    if extracts:
+        pairs.append(("extract", resolve_extractor(request.name, extractor)[0]))
+    gold_name = resolve_extractor(request.name, gold_extractor)[0]
+    if gold_name != "none":
+        pairs.append(("gold_extract", gold_name))
     return pairs
 
 
@@ -55,8 +66,10 @@ def score_signature(request: MetricRequest) -> str:
     """What determines a scored column: the metric, its options and normaliser, the reduce.
 
     >>> from evalframe.metrics.request import parse_request
-    >>> score_signature(parse_request("pass@10")).rsplit("|", 1)[0]
-    'metric:pass@10|opts:-|norm:none|reduce:mean'
+    >>> score_signature(parse_request("squad_em")).rsplit("|", 1)[0]
+    'metric:squad_em|opts:-|reduce:mean'
+    >>> score_signature(parse_request("exact_match(extractor=boxed)")).split("|")[2:4]
+    ['norm:none', 'extract:boxed']
     """
     pairs = [*_metric_pairs(request), ("reduce", request.reduction().name)]
     return str(Signature(tuple(pairs)))
