@@ -282,7 +282,13 @@ def test_untranslatable_parts_go_to_python():
     ],
 )
 def test_case_and_whitespace(ours_function, reference):
-    special = "".join(L._case_table(True) + L._case_table(False))
+    # every character whose Polars case mapping differs from Python's, found here one by one
+    characters = pl.Series([c for c in L._all_characters() if c != "\n"])
+    lowered, uppered = characters.str.to_lowercase(), characters.str.to_uppercase()
+    special = "".join(
+        c for c, low, up in zip(characters, lowered, uppered, strict=True)
+        if low != c.lower() or up != c.upper()
+    )
     texts = [*RESPONSES, special, "ΑΣ ΑΣ. ΑΣ", "Σ", "aΣ", "İI", "ﬃ ß ŉ", "ǅ", special + " Σ x"]
     expected = [row[0] for row in reference().apply([[text] for text in texts], None)]
     assert ours(ours_function, texts) == expected

@@ -73,6 +73,9 @@ import polars as pl
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import EXTRACTION, Extractor, extraction, register_extractor
+from evalframe.normalize._python_text import _all_characters, whitespace_characters
+from evalframe.normalize._python_text import lower as python_lower
+from evalframe.normalize._python_text import upper as python_upper
 
 __all__ = [
     "lowercase", "map_values", "python_whitespace", "regex", "remove_whitespace", "uppercase",
@@ -87,12 +90,6 @@ _NULL = pl.lit(None, dtype=pl.String)
 
 
 @cache
-def _all_characters() -> str:
-    """Every Unicode scalar value (no surrogate: a Polars string cannot hold one), in order."""
-    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
-
-
-@cache
 def python_whitespace() -> str:
     """The characters Python's ``str.strip()`` removes (``str.isspace()``), in order.
 
@@ -101,7 +98,7 @@ def python_whitespace() -> str:
     >>> python_whitespace()[:6] == "\\t\\n\\x0b\\x0c\\r\\x1c"
     True
     """
-    return "".join(character for character in _all_characters() if character.isspace())
+    return whitespace_characters()
 
 
 def _ranges(codes: list[int]) -> list[tuple[int, int]]:
@@ -566,52 +563,10 @@ def regex(
 # ---------------------------------------------------------------- case and white space
 
 
-def _case_table(upper: bool) -> tuple[str, ...]:
-    """Characters whose Python and Polars case mappings differ (newer Unicode in Rust)."""
-    characters = [c for c in _all_characters() if c != "\n"]
-    joined = "\n".join(characters)
-    python = (joined.upper() if upper else joined.lower()).split("\n")
-    series = pl.Series([joined])
-    rust = (series.str.to_uppercase() if upper else series.str.to_lowercase())[0].split("\n")
-    if len(python) != len(characters) or len(rust) != len(characters):
-        return tuple(characters)  # cannot happen: no case mapping makes or removes "\n"
-    return tuple(c for c, p, r in zip(characters, python, rust, strict=True) if p != r)
-
-
-@cache
-def _case_class(upper: bool) -> str:
-    """A Rust class of the characters whose case is mapped by Python's ``str`` itself.
-
-    Lowercasing also depends on context for ``"Σ"`` (final sigma): its strings go to
-    Python too.
-    """
-    special = set(_case_table(upper)) | (set() if upper else {"Σ"})
-    return _class([(ord(c), ord(c)) for c in sorted(special)])
-
-
-def _case_series(series: pl.Series, upper: bool) -> pl.Series:
-    frame = pl.DataFrame({"text": series})
-    special = frame.select(pl.col("text").str.contains(_case_class(upper))).to_series()
-    polars = series.str.to_uppercase() if upper else series.str.to_lowercase()
-    if not special.any():
-        return polars
-    distinct = series.filter(special).unique()
-    mapped = pl.Series(
-        [value.upper() if upper else value.lower() for value in distinct.to_list()],
-        dtype=pl.String,
-    )
-    python = series.replace_strict(distinct, mapped, default=None, return_dtype=pl.String)
-    return (
-        pl.select(pl.when(pl.lit(special)).then(pl.lit(python)).otherwise(pl.lit(polars)))
-        .to_series()
-        .alias(series.name)
-    )
-
-
 def _case(text: pl.Expr, upper: bool) -> pl.Expr:
-    changed = text.map_batches(
-        lambda series: _case_series(series, upper), return_dtype=pl.String, is_elementwise=True
-    )
+    """Python's ``str.upper()`` / ``str.lower()`` (polars, except the responses holding a
+    character whose mapping the running Python's Unicode tables give otherwise)."""
+    changed = python_upper(text) if upper else python_lower(text)
     rule = (
         pl.when(text.is_null()).then(_NULL).otherwise(pl.lit("uppercase" if upper else "lowercase"))
     )
@@ -622,7 +577,7 @@ def lowercase(text: IntoExpr) -> pl.Expr:
     """lm-eval's ``LowercaseFilter`` on one response: Python's ``str.lower()``.
 
     Polars lowercases, except the responses holding a character whose mapping Python's
-    Unicode tables give otherwise, or a ``"Σ"``, which Python lowercases.
+    Unicode tables give otherwise, which Python lowercases.
 
     Parameters
     ----------

@@ -60,14 +60,17 @@ def max_over_pairs(
     gold: IntoExpr,
     prepare_prediction: Callable[[pl.Expr], Sequence[pl.Expr]],
     prepare_gold: Callable[[pl.Expr], Sequence[pl.Expr]],
-    pair_score: pl.Expr,
+    pair_score: pl.Expr | Callable[[pl.DataFrame], pl.Series],
 ) -> pl.Expr:
     """Score every (prediction, gold) pair of a row and keep the maximum.
 
     A batched kernel over whole columns: lists are exploded, each side is prepared
     (normalised, tokenised) once per element with expressions, the pairs of a row are
     formed by a join on the row number, and the per-row maximum is taken by a group-by.
-    ``prepare_*`` map the element column ``value`` to named columns ``pair_score`` reads.
+    ``prepare_*`` map the element column ``value`` to named columns ``pair_score`` reads;
+    ``pair_score`` is an expression over them, or a function of the whole frame of pairs
+    (``row`` and the prepared columns) returning one score per pair, called once per batch
+    (a parser judging the batch's distinct pairs together).
     A row with an empty list on either side is an error (lighteval's ``max()`` of no
     pairs fails), reported by a guard with the row's number in the input.
     """
@@ -78,7 +81,11 @@ def max_over_pairs(
         predictions = predictions.select("row", *prepare_prediction(pl.col("value")))
         golds = golds.select("row", *prepare_gold(pl.col("value")))
         pairs = predictions.join(golds, on="row", how="inner")
-        score = pair_score.cast(pl.Float64)
+        if callable(pair_score):
+            pairs = pairs.with_columns(pair_score(pairs).cast(pl.Float64).alias("__score"))
+            score = pl.col("__score")
+        else:
+            score = pair_score.cast(pl.Float64)
         per_row = pairs.group_by("row").agg(
             pl.when(score.is_null().any()).then(None).otherwise(score.max()).alias("score")
         )

@@ -48,14 +48,14 @@ from typing import Literal
 
 import polars as pl
 
-from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
-from evalframe.errors import EvalframeError
+from evalframe._expr import IntoExpr
 from evalframe.metrics._math_equal import (
     check_options,
     check_workers,
     equivalent_series,
     require_math_verify,
 )
+from evalframe.metrics._pairs import max_over_pairs
 from evalframe.metrics.registry import Reference, register
 from evalframe.schema import LIST_STR, STR
 
@@ -67,29 +67,6 @@ LIGHTEVAL = "0.13.0"
 MATH_VERIFY = "0.9.0"
 
 _DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR)}
-
-
-_EMPTY_PREDICTION, _EMPTY_GOLD = -1.0, -2.0
-
-
-def _elements(metric: str, role: str, source: IntoExpr, series: pl.Series) -> pl.DataFrame:
-    """(row, value): a string is one element, a list one per element (none when empty)."""
-    frame = pl.DataFrame({"value": series}).with_row_index("row")
-    dtype = series.dtype
-    if isinstance(dtype, pl.List) and dtype.inner in (pl.String, pl.Null):
-        return frame.explode("value", empty_as_null=False)
-    if dtype in (pl.String, pl.Null):
-        return frame.with_columns(pl.col("value").cast(pl.String))
-    raise EvalframeError(
-        f"metric {metric!r}: {role} column {describe(source)} has dtype {dtype}; "
-        "expected str or list[str]"
-    )
-
-
-def _empty(series: pl.Series) -> pl.Series:
-    if isinstance(series.dtype, pl.List):
-        return (series.list.len() == 0).fill_null(False)
-    return pl.repeat(False, len(series), eager=True)
 
 
 def _best_pair(
@@ -106,40 +83,11 @@ def _best_pair(
     A null on either side (or a null element of a list) gives null; an empty list is an
     error, reported with the row.
     """
-
-    def kernel(series: Sequence[pl.Series]) -> pl.Series:
-        predictions = _elements(metric, "prediction", prediction, series[0])
-        golds = _elements(metric, "gold", gold, series[1])
-        pairs = predictions.rename({"value": "pred"}).join(
-            golds.rename({"value": "gold"}), on="row", how="inner"
-        )
-        pairs = pairs.with_columns(judge(pairs).cast(pl.Float64).alias("score"))
-        per_row = pairs.group_by("row").agg(
-            pl.when(pl.col("score").is_null().any()).then(None)
-            .otherwise(pl.col("score").max()).alias("score")
-        )
-        rows = pl.DataFrame({"row": pl.int_range(len(series[0]), eager=True, dtype=pl.UInt32)})
-        joined = rows.join(per_row, on="row", how="left", maintain_order="left")
-        return (
-            joined["score"].cast(pl.Float64)
-            .set(_empty(series[1]), _EMPTY_GOLD)
-            .set(_empty(series[0]), _EMPTY_PREDICTION)
-        )
-
-    checks = [
-        RowCheck(
-            invalid=lambda values, marker=marker: values == marker,
-            what=f"an empty {role} list",
-            expected=f"at least one string in {role} column {describe(source)}",
-            show=((role, parse_into_expr(source)),),
-        )
-        for role, source, marker in (
-            ("prediction", prediction, _EMPTY_PREDICTION),
-            ("gold", gold, _EMPTY_GOLD),
-        )
-    ]
-    inputs = [parse_into_expr(prediction), parse_into_expr(gold)]
-    return guard(metric, elementwise(inputs, kernel, pl.Float64), checks)
+    return max_over_pairs(
+        metric, prediction, gold,
+        lambda value: [value.alias("pred")], lambda value: [value.alias("gold")],
+        judge,
+    )
 
 
 def math_equal(

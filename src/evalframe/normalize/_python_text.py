@@ -76,10 +76,10 @@ def whitespace_class() -> str:
 
 
 @cache
-def _lowercase_disagreements() -> str:
-    """Characters whose polars lower case differs from the running Python's ``str.lower``.
+def _case_disagreements(upper: bool = False) -> str:
+    """Characters whose polars lower (or upper) case differs from the running Python's.
 
-    Each character is lower-cased on its own line, so no context (final sigma)
+    Each character is case-mapped on its own line, so no context (final sigma)
     applies; the lines are compared as UTF-32 code point arrays, block by block of
     code points, so the whole table costs a few vectorised passes and little memory.
     """
@@ -92,15 +92,21 @@ def _lowercase_disagreements() -> str:
         lines[0::2] = block
         lines[1::2] = 0x0A
         joined = lines.tobytes().decode("utf-32-le")
-        ours = pl.select(pl.lit(joined).str.to_lowercase()).item()
-        theirs = joined.lower()
+        text = pl.lit(joined)
+        ours = pl.select(text.str.to_uppercase() if upper else text.str.to_lowercase()).item()
+        theirs = joined.upper() if upper else joined.lower()
         if ours != theirs:
             differing = block[_differing_lines(ours, theirs, block.size)]
             found.extend(chr(point) for point in differing.tolist())
     return "".join(found)
 
 
-#: Code points lower-cased per pass when the disagreement table is built.
+def _lowercase_disagreements() -> str:
+    """Characters whose polars lower case differs from the running Python's ``str.lower``."""
+    return _case_disagreements(upper=False)
+
+
+#: Code points case-mapped per pass when a disagreement table is built.
 _TABLE_BLOCK = 1 << 16
 
 
@@ -128,26 +134,44 @@ def _differing_lines(first: str, second: str, count: int) -> np.ndarray:
 
 
 @cache
-def _lowercase_disagreement_class() -> str:
-    return _as_class(_lowercase_disagreements())
+def _case_disagreement_class(upper: bool = False) -> str:
+    return _as_class(_case_disagreements(upper))
 
 
-def _python_lower_rows(series: pl.Series) -> pl.Series:
-    """Lower-case with Python only the rows polars would lower-case differently."""
-    lowered = series.str.to_lowercase()
+def _python_case_rows(series: pl.Series, upper: bool = False) -> pl.Series:
+    """Case-map with Python only the rows polars would map differently."""
+    mapped = series.str.to_uppercase() if upper else series.str.to_lowercase()
     # Every disagreeing character is outside ASCII: look for them only in the rows
     # that have a multi-byte character (a cheap length comparison finds those).
     non_ascii = np.flatnonzero((series.str.len_bytes() != series.str.len_chars()).fill_null(False))
     if non_ascii.size == 0:
-        return lowered
-    needs_python = series.gather(non_ascii).str.contains(_lowercase_disagreement_class())
+        return mapped
+    needs_python = series.gather(non_ascii).str.contains(_case_disagreement_class(upper))
     rows = non_ascii[needs_python.to_numpy()]
     if rows.size == 0:
-        return lowered
-    fixed = pl.Series([value.lower() for value in series.gather(rows).to_list()], dtype=pl.String)
-    return lowered.scatter(rows, fixed)
+        return mapped
+    values = series.gather(rows).to_list()
+    fixed = pl.Series([v.upper() if upper else v.lower() for v in values], dtype=pl.String)
+    return mapped.scatter(rows, fixed)
 
 
+def _python_lower_rows(series: pl.Series) -> pl.Series:
+    return _python_case_rows(series, upper=False)
+
+
+def _python_upper_rows(series: pl.Series) -> pl.Series:
+    return _python_case_rows(series, upper=True)
+
+
+def upper(expr: pl.Expr) -> pl.Expr:
+    """``str.upper()`` exactly as the running Python does it.
+
+    >>> pl.select(upper(pl.lit("straße ﬁ"))).item() == "straße ﬁ".upper()
+    True
+    """
+    if not _case_disagreements(upper=True):
+        return expr.str.to_uppercase()
+    return shared_kernel(expr, _python_upper_rows, pl.String)
 
 
 def lower(expr: pl.Expr) -> pl.Expr:
