@@ -59,6 +59,7 @@ def environment() -> dict[str, Any]:
         "numpy": np.__version__,
         "machine": platform.machine(),
         "threads": pl.thread_pool_size(),
+        "load_average": load_average(),
     }
 
 
@@ -69,3 +70,65 @@ def write_results(name: str, summary: dict[str, Any]) -> Path:
     path.write_text(json.dumps({**summary, "environment": environment()}, indent=2) + "\n")
     print(f"wrote {path}")
     return path
+
+
+#: Time per row at the larger size may be at most this many times that at the smaller.
+GROWTH_LIMIT = 1.3
+
+
+def growth_check(
+    small_rows: int, small_seconds: float, large_rows: int, large_seconds: float,
+    limit: float = GROWTH_LIMIT,
+) -> dict[str, Any]:
+    """The no-superlinear verdict from timings at two sizes.
+
+    ``time_per_row_growth`` is (time per row at ``large_rows``) / (time per row at
+    ``small_rows``); a linear workload gives about 1.0 (less when fixed costs weigh on
+    the small size), a superlinear one more than ``limit``.
+
+    >>> growth_check(1000, 1.0, 10000, 10.0)["time_per_row_growth"]
+    1.0
+    >>> growth_check(1000, 1.0, 10000, 20.0)["passes"]
+    False
+    """
+    growth = (large_seconds / large_rows) / (small_seconds / small_rows)
+    return {
+        "small_rows": small_rows,
+        "small_seconds": small_seconds,
+        "large_rows": large_rows,
+        "large_seconds": large_seconds,
+        "time_per_row_growth": round(growth, 4),
+        "limit": limit,
+        "passes": growth <= limit,
+    }
+
+
+def linearity(
+    make: Callable[[int], Callable[[], Any]], small: int, large: int, repeat: int = 3,
+    limit: float = GROWTH_LIMIT, label: str = "",
+) -> dict[str, Any]:
+    """Time a workload at ``small`` and ``large`` rows and check time per row stays flat.
+
+    ``make(rows)`` builds the data of that size (not timed) and returns the function to
+    time; each size keeps its best of ``repeat`` runs. The verdict is
+    :func:`growth_check`'s, printed as one line.
+    """
+    seconds = {}
+    for rows in (small, large):
+        run = make(rows)
+        seconds[rows], _ = timed(run, repeat)
+        del run
+    check = growth_check(small, seconds[small], large, seconds[large], limit)
+    print(
+        f"{label + ': ' if label else ''}no-superlinear {small:,} rows {seconds[small]:.3f} s, "
+        f"{large:,} rows {seconds[large]:.3f} s: time per row x{check['time_per_row_growth']:.2f}"
+        f" ({'ok' if check['passes'] else 'SUPERLINEAR'}, limit {limit})"
+    )
+    return check
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages (the machine's cores are shared)."""
+    import os
+
+    return [round(value, 2) for value in os.getloadavg()]

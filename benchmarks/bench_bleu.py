@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import heap_peak_mb, linearity, peak_rss_mb, timed, write_results
 
 _WORDS = (
     "the of and to in is was for on that with as by at from it an be this are which have "
@@ -164,10 +164,17 @@ def main() -> None:
         f"  first call {first_call_s:.2f} s  peak RSS {rss_after_ours:.0f} MiB -> "
         f"{rss_after_reference:.0f} MiB  python heap peak (evalframe) {heap_ours:.0f} MiB"
     )
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_score(data)
+
+    growth = linearity(make, max(args.rows // 10, 1), args.rows, args.repeat, label="bleu")
     write_results(
         "bleu",
         {
             "benchmark": "bleu",
+            "no_superlinear": growth,
             "reference": "sacrebleu 2.6.0: sacrebleu.corpus_bleu(hypotheses, [references])",
             "evalframe": (
                 "ef.score(frame, ['bleu']) + ef.aggregate (statistics, score and bootstrap "

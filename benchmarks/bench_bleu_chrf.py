@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 import sacrebleu
-from _harness import peak_rss_mb, timed, write_results
+from _harness import linearity, peak_rss_mb, timed, write_results
 from bench_bleu import workload
 
 import evalframe as ef
@@ -59,6 +59,14 @@ def main() -> None:
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
     print(summary)
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_pipeline(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="bleu_chrf"
+    )
     write_results("bleu_chrf", summary)
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _harness import write_results
+from _harness import linearity, write_results
 
 import evalframe as ef
 
@@ -130,6 +130,15 @@ def main() -> None:
         "meets_target": run["ratio"] >= 20,
         "runs": [run],
     }
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        metrics = ["f1(average=macro)"]
+        return lambda: ef.aggregate(ef.score(data, metrics), bootstrap=args.replicates)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="bootstrap"
+    )
     write_results(RESULTS.stem, summary)
 
 

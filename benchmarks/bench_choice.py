@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import growth_check, heap_peak_mb, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 
@@ -125,6 +125,11 @@ def main() -> None:
     ours_s, scored = timed(lambda: ef.score(frame, METRICS), args.repeat)
     rss_after_ours = peak_rss_mb()
     ours_heap = heap_peak_mb(lambda: ef.score(frame, METRICS))
+    small = frame.head(max(args.rows // 10, 1))
+    small_s, _ = timed(lambda: ef.score(small, METRICS), args.repeat)
+    growth = growth_check(small.height, small_s, args.rows, ours_s)
+    print(f"  no-superlinear: time per row x{growth['time_per_row_growth']:.2f} at "
+          f"{args.rows:,} vs {small.height:,} rows ({'ok' if growth['passes'] else 'SUPERLINEAR'})")
 
     sample = frame.head(min(args.reference_rows, args.rows))
     docs, results = reference_inputs(sample)
@@ -182,6 +187,7 @@ def main() -> None:
         f"reference_python_heap_peak_mb_on_{heap_rows}_rows": ref_heap,
         "process_peak_rss_mb_after_evalframe": rss_after_ours,
         "process_peak_rss_mb_after_reference": rss_after_ref,
+        "no_superlinear": growth,
     }
     write_results(RESULTS.stem, summary)
 

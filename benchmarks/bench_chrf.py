@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import heap_peak_mb, linearity, peak_rss_mb, timed, write_results
 
 from evalframe.metrics import chrf, resolve
 
@@ -235,6 +235,14 @@ def main() -> None:
         "process_peak_rss_mb_after_evalframe": rss_after_ours,
         "process_peak_rss_mb_after_reference": rss_after_ref,
     }
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_score(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="chrf"
+    )
     write_results(RESULTS.stem, summary)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import heap_peak_mb, linearity, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 from evalframe import metrics as M
@@ -133,6 +133,15 @@ def main() -> None:
         "meets_target": run["ratio"] >= 3 and run["identical"],
         "runs": [run],
     }
+
+    def make(rows: int):
+        golds, predictions = workload(rows, args.classes, args.seed + 1)
+        data = pl.DataFrame({"prediction": predictions, "gold": golds})
+        return lambda: evalframe_scores(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="classification"
+    )
     write_results(RESULTS.stem, summary)
 
 

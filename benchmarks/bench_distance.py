@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import heap_peak_mb, linearity, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 from evalframe.metrics import distance
@@ -204,6 +204,14 @@ def main() -> None:
             "abs_difference": ter_difference,
         },
     }
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_scores(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="distance"
+    )
     write_results(RESULTS.stem, summary)
 
 

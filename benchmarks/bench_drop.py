@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+from _harness import linearity
 
 from evalframe import metrics as M
 
@@ -145,6 +146,13 @@ def main() -> None:
         | pl.col("gold").list.eval(pl.element().list.len() > 1).list.any()
     ).to_series().sum()
     ratio = ref_seconds / ours_seconds
+
+    def make(rows: int):
+        data = workload(rows, args.seed).lazy()
+        scores = [M.drop_em("prediction", "gold"), M.drop_f1("prediction", "gold").alias("f1")]
+        return lambda: data.select(scores).collect()
+
+    growth = linearity(make, max(args.rows // 10, 1), args.rows, repeat=2, label="drop")
     result = {
         "benchmark": "drop",
         "rows": args.rows,
@@ -162,6 +170,7 @@ def main() -> None:
         "evalframe_peak_rss_increase_mib": round(ours_memory.peak - ours_memory.base, 1),
         "em_identical": em_equal,
         "f1_max_abs_diff": f1_diff,
+        "no_superlinear": growth,
         "polars": pl.__version__,
         "python": platform.python_version(),
         "cpus": len(__import__("os").sched_getaffinity(0)),

@@ -24,7 +24,7 @@ import argparse
 
 import numpy as np
 import polars as pl
-from _harness import peak_rss_mb, timed, write_results
+from _harness import growth_check, peak_rss_mb, timed, write_results
 
 from evalframe.extract.lm_eval_pipelines import FLEXIBLE, apply_filters
 from evalframe.extract.table import EXTRACTORS
@@ -165,6 +165,7 @@ def main() -> None:
         "evalframe_us_per_row_at_tenth": round(small_s / len(small) * 1e6, 3),
         "time_per_row_growth_10x": round(growth, 3),
         "growth_within_1_3x": growth <= 1.3,
+        "no_superlinear": growth_check(len(small), small_s, args.rows, full_s),
         "evalframe_eager_select_seconds": round(eager_s, 4),
         "ratio_eager_select": round(scaled_reference_s / eager_s, 2),
         "ratio": round(ratio, 2),

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import timed, write_results
+from _harness import growth_check, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -105,6 +105,11 @@ def main() -> None:
         "reference": "inspect_ai 0.3.285 scorer.match/includes/answer, value_to_float",
         "runs": [small, large],
         "per_row_growth_at_10x": growth,
+        "no_superlinear": {
+            name: growth_check(small["rows"], small[name]["evalframe_s"], large["rows"],
+                               large[name]["evalframe_s"])
+            for name in SCORERS
+        },
     })
 
 

@@ -21,7 +21,7 @@ import zlib
 
 import numpy as np
 import polars as pl
-from _harness import peak_rss_mb, timed, write_results
+from _harness import linearity, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 from evalframe.judge.formats import FORMATS
@@ -122,6 +122,14 @@ def main() -> None:
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
     print(summary)
+
+    def make(rows: int):
+        data = workload(rows, seed=1)
+        return lambda: evalframe_pipeline(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="judge"
+    )
     write_results("judge", summary)
 
 

@@ -33,7 +33,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from _harness import peak_rss_mb, timed, write_results
+from _harness import growth_check, peak_rss_mb, timed, write_results
 
 from evalframe.judge.backends import OpenAIJudge
 from evalframe.judge.cache import JudgmentCache, judgment_key
@@ -114,6 +114,8 @@ def main() -> None:
 
         bare_s, bare, bare_requests = counted(lambda: bare_client(url, prompts, concurrency))
         plain_s, plain, plain_requests = counted(lambda: ask(prompts, judge, quiet=True))
+        tenth = prompts[: max(n // 10, 1)]
+        small_s, _ = timed(lambda: ask(tenth, judge, quiet=True), args.repeat)
         caches = iter(range(args.repeat))
         cached_s, cached, cached_requests = counted(
             lambda: ask(prompts, judge, cache=folder / f"c{next(caches)}.sqlite", quiet=True))
@@ -146,6 +148,7 @@ def main() -> None:
                                     "with_cache": cached_requests, "cached_rerun": rerun_requests},
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "repeat": args.repeat,
+        "no_superlinear": growth_check(len(tenth), small_s, n, plain_s),
     }
     for name, value in summary.items():
         print(f"{name:34} {value}")

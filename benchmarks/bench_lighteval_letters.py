@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import timed, write_results
+from _harness import growth_check, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -99,6 +99,8 @@ def main() -> None:
         "reference": "lighteval 0.13.0 extract_target_from_pred (gpqa_instruct config)",
         "runs": [small, large],
         "per_row_growth_at_10x": round(growth, 3),
+        "no_superlinear": growth_check(small["rows"], small["evalframe_s"], large["rows"],
+                                       large["evalframe_s"]),
     })
 
 

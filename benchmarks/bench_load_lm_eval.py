@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-from _harness import peak_rss_mb, timed, write_results
+from _harness import growth_check, peak_rss_mb, timed, write_results
 
 import evalframe as ef
 
@@ -121,6 +121,13 @@ def main() -> None:
         assert scored["acc"].to_list() == scored["harness.acc"].to_list()
         del frame, scored
         ratio = evalframe_time / polars_time
+        small_folder = folder.parent / "small" / folder.name
+        small_folder.mkdir(parents=True)
+        small_path, small_rows = write_workload(small_folder, args.megabytes / 10, args.seed + 1)
+        small_time, _ = timed(lambda: ef.load(small_path), args.repeat)
+        growth = growth_check(small_rows, small_time, rows, evalframe_time)
+        print(f"no-superlinear: time per row x{growth['time_per_row_growth']:.2f} at {rows:,} vs "
+              f"{small_rows:,} rows ({'ok' if growth['passes'] else 'SUPERLINEAR'})")
         print(f"pl.read_ndjson {polars_time:.2f} s, ef.load {evalframe_time:.2f} s: {ratio:.2f}x")
         write_results(
             "load_lm_eval",
@@ -136,6 +143,7 @@ def main() -> None:
                 "ratio": round(ratio, 3),
                 "target_ratio": 1.5,
                 "peak_rss_mb": round(peak_rss_mb(), 1),
+                "no_superlinear": growth,
             },
         )
     finally:

@@ -30,7 +30,7 @@ import resource
 import time
 
 import polars as pl
-from _harness import peak_rss_mb, write_results
+from _harness import growth_check, peak_rss_mb, write_results
 
 import evalframe.metrics._math_equal as kernel
 from evalframe.metrics.math import math_equal
@@ -226,6 +226,8 @@ def main() -> None:
         "small_rows": small.height,
         "per_row_growth_10x": round(per_row_large / per_row_small, 3),
         "linear": per_row_large / per_row_small <= 1.3,
+        "no_superlinear": growth_check(small.height, warm_small["wall"], frame.height,
+                                       warm["wall"]),
         "verdicts_identical_on_reference_rows": identical,
         "peak_rss_mib": round(peak_rss_mb(), 1),
         "cpus": len(os.sched_getaffinity(0)),

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import timed, write_results
+from _harness import growth_check, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -97,6 +97,11 @@ def main() -> None:
         "reference": "TIGER-AI-Lab/MMLU-Pro extract_answer cascades (Python re), transcribed",
         "runs": [small, large],
         "per_row_growth_at_10x": growth,
+        "no_superlinear": {
+            name: growth_check(small["rows"], small[name]["evalframe_s"], large["rows"],
+                               large[name]["evalframe_s"])
+            for name in PAIRS
+        },
     })
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _harness import peak_rss_mb, timed, write_results
+from _harness import linearity, peak_rss_mb, timed, write_results
 
 from evalframe.metrics import bits_per_byte, byte_perplexity, resolve, word_perplexity
 from evalframe.normalize._python_text import whitespace_class
@@ -211,6 +211,14 @@ def main() -> None:
         "process_peak_rss_mb_after_evalframe": rss_after_ours,
         "process_peak_rss_mb_after_reference": rss_after_ref,
     }
+
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_scores(data)
+
+    summary["no_superlinear"] = linearity(
+        make, max(args.rows // 10, 1), args.rows, args.repeat, label="perplexity"
+    )
     write_results(RESULTS.stem, summary)
 
 

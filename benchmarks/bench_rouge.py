@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 import polars as pl
-from _harness import heap_peak_mb, peak_rss_mb, timed, write_results
+from _harness import heap_peak_mb, linearity, peak_rss_mb, timed, write_results
 
 _WORDS = (
     "the of and to in is was for on that with as by at from it an be this are which had "
@@ -154,10 +154,16 @@ def main() -> None:
           f"{rss_after_ours:.0f} MiB -> {rss_after_ref:.0f} MiB, evalframe Python heap peak "
           f"{heap_ours:.0f} MiB")
 
+    def make(rows: int):
+        data = workload(rows, args.seed + 1)
+        return lambda: evalframe_scores(data)
+
+    growth = linearity(make, max(args.rows // 10, 1), args.rows, args.repeat, label="rouge")
     write_results(
         "rouge",
         {
             "benchmark": "rouge1 + rouge2 + rougeL",
+            "no_superlinear": growth,
             "reference": (
                 "rouge-score 0.1.2: RougeScorer(['rouge1', 'rouge2', 'rougeL'], "
                 "use_stemmer=True).score(target, prediction) per row"

@@ -422,3 +422,49 @@ def test_formats_lists_the_layouts():
     done = run("formats")
     assert done.returncode == 0, done.stderr
     assert b"squad_predictions" in done.stdout
+
+
+def test_piped_aggregate_reads_a_deleted_temporary_copy_and_aggregates_once(
+    tmp_path, dump, monkeypatch, capsys
+):
+    import tempfile
+
+    from evalframe import cli
+
+    scored = tmp_path / "s.parquet"
+    assert run("score", str(dump), "-m", "squad_em", "--col", "prediction=pred",
+               "--col", "gold=answers", "-o", str(scored), "--quiet").returncode == 0
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    calls = []
+    real = cli.aggregate
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("keep_empty"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "aggregate", counted)
+    expected = real(str(scored), by=["model"], keep_empty=True)
+    for options in ([], ["--quiet"], ["--keep-empty"], ["--keep-empty", "--quiet"]):
+        with open(scored, "rb") as handle:
+            monkeypatch.setattr(sys, "stdin", type("Stdin", (), {
+                "buffer": handle, "isatty": lambda self: False})())
+            out = tmp_path / "piped.csv"
+            assert cli.main(["aggregate", "--by", "model", "-o", str(out), *options]) == 0
+        piped = pl.read_csv(out)
+        assert piped["value"].to_list() == expected["value"].to_list()
+        assert piped["n_missing"].to_list() == expected["n_missing"].to_list()
+        assert list(spool.iterdir()) == []  # the copy of standard input is gone
+    capsys.readouterr()
+    assert len(calls) == 4  # one aggregation per run, whatever the options
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"", "standard input is empty"), (b"not parquet at all", "not a parquet file")],
+)
+def test_piped_aggregate_input_errors(data, message):
+    result = run("aggregate", "--by", "model", stdin=data)
+    assert result.returncode == 1
+    assert message in result.stderr.decode()

@@ -12,10 +12,13 @@ acc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -498,20 +501,41 @@ def progress(label: str, quiet: bool) -> Iterator[None]:
         sys.stderr.write(f"{label}: done in {elapsed:.2f} s\n")
 
 
-def _read_stdin_parquet() -> tuple[pl.LazyFrame, dict[str, str], dict[str, str]]:
+@contextmanager
+def _stdin_parquet() -> Iterator[tuple[pl.LazyFrame, dict[str, str], dict[str, str]]]:
+    """Scored parquet piped on standard input, as a scan of a temporary copy.
+
+    Standard input is copied to a temporary file in blocks and scanned like a file
+    given by name (so reading it holds no more than reading that file would, not the
+    whole input at once); the copy is deleted when the block ends.
+    """
     if sys.stdin.isatty():
         raise UsageError(
             "evalframe aggregate: no input; give scored files, or pipe 'evalframe score' into it"
         )
-    data = sys.stdin.buffer.read()
-    if not data:
-        raise EvalframeError("no input: standard input is empty (give scored files or pipe one)")
+    descriptor, path = tempfile.mkstemp(prefix="evalframe-stdin-", suffix=".parquet")
     try:
-        frame = pl.read_parquet(io.BytesIO(data)).lazy()
-        metadata = pl.read_parquet_metadata(io.BytesIO(data))
-    except pl.exceptions.PolarsError as error:
-        raise EvalframeError(f"standard input is not a parquet file: {error}") from error
-    return frame, decode_metadata(metadata), decode_metadata(metadata, ROLES_KEY)
+        with os.fdopen(descriptor, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle, _SPOOL_BLOCK)
+            size = handle.tell()
+        if not size:
+            raise EvalframeError(
+                "no input: standard input is empty (give scored files or pipe one)"
+            )
+        try:
+            metadata = pl.read_parquet_metadata(path)
+            frame = pl.scan_parquet(path)
+            frame.collect_schema()
+        except (OSError, pl.exceptions.PolarsError) as error:
+            raise EvalframeError(f"standard input is not a parquet file: {error}") from error
+        yield frame, decode_metadata(metadata), decode_metadata(metadata, ROLES_KEY)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+#: Bytes copied at a time from standard input to its temporary file.
+_SPOOL_BLOCK = 1 << 20
 
 
 def _show(frame: pl.DataFrame) -> None:
@@ -574,9 +598,18 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     if inputs:
         paths = expand_paths(inputs)
         frame, recorded = scan(inputs, **_reading(args)), recorded_metrics(paths)
-        roles = recorded_mapping(paths)
-    else:
-        frame, recorded, roles = _read_stdin_parquet()
+        return _aggregate_frame(args, frame, recorded, recorded_mapping(paths))
+    with _stdin_parquet() as (frame, recorded, roles):
+        return _aggregate_frame(args, frame, recorded, roles)
+
+
+def _aggregate_frame(
+    args: argparse.Namespace,
+    frame: pl.LazyFrame,
+    recorded: dict[str, str],
+    roles: dict[str, str],
+) -> int:
+    """``evalframe aggregate`` on its input: one aggregation, then the table's notes."""
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
     schema = frame.collect_schema()
     clashing = [key for key in keys if key in AGGREGATE_COLUMNS]

@@ -74,6 +74,39 @@ def test_tie_rule_matches_python_max_and_counter():
         assert score == float(by_max == gold)
 
 
+@pytest.mark.parametrize("longest", [6, 80])  # counted pairwise / through a sort
+def test_vote_of_ragged_and_long_lists_matches_python_max(longest, monkeypatch):
+    from evalframe.metrics import sampling
+
+    rng = random.Random(longest)
+    rows = []
+    for _ in range(300):
+        if rng.random() < 0.05:
+            rows.append(None)
+            continue
+        size = rng.randint(0, longest)
+        rows.append([rng.choice(["a", "b", "", "é", "a ", None]) for _ in range(size)])
+    expected = [max(row, key=row.count) if row else None for row in rows]
+    lists = pl.Series(rows, dtype=pl.List(pl.String))
+    assert sampling.majority_votes(lists).to_list() == expected
+    monkeypatch.setattr(sampling, "_PAIRWISE_VOTES", 0)  # every width through the sort
+    assert sampling.majority_votes(lists).to_list() == expected
+    assert sampling.majority_votes(lists.slice(7, 100)).to_list() == expected[7:107]
+
+
+def test_majority_of_many_generations_and_k_equal_width():
+    rng = random.Random(3)
+    rows = [[rng.choice("abcde") for _ in range(40)] for _ in range(200)]
+    golds = [rng.choice("abcde") for _ in rows]
+    frame = pl.DataFrame({"gens": rows, "gold": golds})
+    for k in (1, 2, 33, 40):
+        got = frame.select(maj_at_k("gens", "gold", k=k)).to_series().to_list()
+        assert got == [
+            float(max(gens[:k], key=gens[:k].count) == gold)
+            for gens, gold in zip(rows, golds, strict=True)
+        ]
+
+
 def test_majority_normalizer_changes_the_vote():
     frame = pl.DataFrame({"gens": [[" Rome", "Rome ", "Oslo", "Oslo"]], "gold": ["Rome"]})
     # none: " Rome", "Rome ", "Oslo" all differ -> tie -> " Rome" (first) != "Rome" -> 0.0

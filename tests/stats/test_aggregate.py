@@ -212,6 +212,14 @@ def test_a_null_cluster_id_is_an_error():
         ef.aggregate(frame, cluster="question")
 
 
+def test_a_null_repeated_sample_id_is_an_error_and_unrepeated_ids_do_not_cluster():
+    frame = pl.DataFrame({"sample_id": [1, 1, None, 2], "squad_em": [1.0, 0.0, 1.0, 0.0]})
+    with pytest.raises(EvalframeError, match=r"'sample_id' is null in 1 row\(s\) \(first: row 2\)"):
+        ef.aggregate(frame)
+    unique = pl.DataFrame({"sample_id": [1, None, 2], "squad_em": [1.0, 0.0, 1.0]})
+    assert "stderr:sem" in ef.aggregate(unique)["signature"].item()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

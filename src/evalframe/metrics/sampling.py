@@ -470,10 +470,7 @@ def maj_at_k(
     voted = _normalized_list(generations, normalize)
     if vote == "answer":
         voted = answer_of(voted, metric, extractor)
-    element = pl.element()
-    majority = voted.list.eval(
-        element.unique(maintain_order=True).gather(element.unique_counts().arg_max())
-    ).list.first()
+    majority = elementwise([voted], _majority_kernel, pl.String)
     if vote == "text":
         majority = answer_of(majority, metric, extractor)
     references = gold_answers(metric, _normalized_list(golds, normalize), gold_extractor)
@@ -485,6 +482,88 @@ def maj_at_k(
     n = generations.list.len()
     checks = [too_few_check(n, k), empty_gold_check(golds.list.len() == 0)]
     return guard(metric, _null_unless(usable, correct), checks)
+
+
+#: Up to this many votes per row are counted pairwise (k passes over a rows x k matrix);
+#: longer lists are counted by one sort of (row, answer) codes.
+_PAIRWISE_VOTES = 32
+
+
+def majority_votes(lists: pl.Series) -> pl.Series:
+    """Per row of a ``list[str]`` Series, its most frequent element (ties: the first seen).
+
+    lighteval's ``max(answers, key=answers.count)``: among the elements of the highest
+    count, the one whose first occurrence comes first. A null element is a vote like
+    any other (for "no answer"); an empty or null list gives null.
+
+    Vectorised over every element of the column at once: the strings become integer
+    codes (a categorical of their own, freed with the result); up to
+    ``_PAIRWISE_VOTES`` votes a row, each element's count in its row is summed from
+    one comparison per position of a rows x width matrix and the first element of the
+    highest count wins; longer lists are counted through one stable sort by
+    (row, code), keeping each row's run of the highest count, then of the earliest
+    first occurrence.
+
+    >>> import polars as pl
+    >>> lists = pl.Series([["b", "a", "a", "b"], ["x"], [], None, [None, "y", None]])
+    >>> majority_votes(lists).to_list()
+    ['b', 'x', None, None, None]
+    """
+    lengths = lists.list.len().fill_null(0).cast(pl.Int64).to_numpy()
+    flat = lists.explode(empty_as_null=False, keep_nulls=False)
+    if len(flat) == 0:
+        return pl.Series(lists.name, [None] * len(lists), dtype=pl.String)
+    physical = flat.cast(pl.Categorical(pl.Categories.random())).to_physical()
+    codes = physical.fill_null(int(physical.max() or 0) + 1).cast(pl.Int64).to_numpy()
+    width = int(lengths.max())
+    if width <= _PAIRWISE_VOTES:
+        positions = _pairwise_winners(codes, lengths, width)
+    else:
+        positions = _sorted_winners(codes, lengths)
+    empty = lengths == 0
+    positions[empty] = 0
+    return flat.gather(positions).set(pl.Series(empty), None).alias(lists.name)
+
+
+def _pairwise_winners(codes: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """Flat position of each row's majority element, counting votes pairwise."""
+    rows = len(lengths)
+    starts = np.cumsum(lengths) - lengths
+    if (lengths == width).all():
+        matrix = codes.reshape(rows, width)
+    else:
+        # padding: negative codes, one per column, equal to no answer and to each other,
+        # after the row's answers (so never the first of the highest count)
+        matrix = np.broadcast_to(-1 - np.arange(width, dtype=np.int64), (rows, width)).copy()
+        row = np.repeat(np.arange(rows, dtype=np.int64), lengths)
+        matrix[row, np.arange(len(codes), dtype=np.int64) - starts[row]] = codes
+    counts = np.zeros((rows, width), dtype=np.int8)
+    for column in range(width):
+        counts += matrix == matrix[:, column, None]
+    return starts + counts.argmax(axis=1)
+
+
+def _sorted_winners(codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Flat position of each row's majority element, counting votes through one sort."""
+    rows, total = len(lengths), len(codes)
+    span = int(codes.max()) + 1
+    key = np.repeat(np.arange(rows, dtype=np.int64) * span, lengths) + codes
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    runs = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    counts = np.diff(np.append(runs, total))
+    first = order[runs]  # the stable sort keeps each run's earliest position first
+    run_row = ordered[runs] // span
+    # the highest count first, then the earliest first occurrence
+    score = counts * (total + 1) + (total - first)
+    row_runs = np.flatnonzero(np.concatenate(([True], run_row[1:] != run_row[:-1])))
+    positions = np.zeros(rows, dtype=np.int64)
+    positions[run_row[row_runs]] = total - np.maximum.reduceat(score, row_runs) % (total + 1)
+    return positions
+
+
+def _majority_kernel(series: list[pl.Series]) -> pl.Series:
+    return majority_votes(series[0])
 
 
 # --------------------------------------------------------------------------------------

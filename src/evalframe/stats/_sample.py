@@ -47,11 +47,11 @@ class Settings:
     seed: int
 
 
-def _value(column: SampleColumn, missing: str) -> tuple[pl.Expr, pl.Expr]:
-    """(the score used, the missing-answer indicator) of a column under a policy."""
+def _value(column: SampleColumn, missing: str) -> tuple[pl.Expr, pl.Expr | None]:
+    """(the score used, the missing-answer indicator or None) of a column under a policy."""
     score = pl.col(column.column).cast(pl.Float64)
     if column.roles is None:
-        return score, pl.lit(None, dtype=pl.Boolean)
+        return score, None
     is_missing = missing_rows(column.roles)
     if missing == "wrong" and column.worst is not None:
         score = pl.when(is_missing).then(pl.lit(column.worst)).otherwise(score)
@@ -61,38 +61,52 @@ def _value(column: SampleColumn, missing: str) -> tuple[pl.Expr, pl.Expr]:
 def sample_table(
     frame: pl.LazyFrame, keys: list[str], columns: Sequence[SampleColumn], settings: Settings
 ) -> pl.DataFrame:
-    """One row per group x column: counts, value, stderr, interval, signature."""
-    derived = frame.with_columns(
-        [
-            expr.alias(name)
-            for i, column in enumerate(columns)
-            for name, expr in zip(
-                (f"__v{i}", f"__m{i}"), _value(column, settings.missing), strict=True
-            )
-        ]
-    )
-    if settings.missing == "error":
-        _raise_on_missing(derived, columns)
+    """One row per group x column: counts, value, stderr, interval, signature.
+
+    Every column's counts, mean, standard deviation and missing answers come from one
+    group-by (with ``missing="error"``, the first missing row too, raised after it);
+    only clustered standard errors need a pass of their own.
+    """
+    derived_columns = []
+    known = []
+    for i, column in enumerate(columns):
+        value, missing = _value(column, settings.missing)
+        derived_columns.append(value.alias(f"__v{i}"))
+        if missing is not None:
+            derived_columns.append(missing.alias(f"__m{i}"))
+            known.append(i)
+    derived = frame.with_columns(derived_columns)
+    raising = settings.missing == "error" and bool(known)
+    grouped = derived.with_row_index("__row") if raising else derived
     group = keys or [pl.lit(0).alias(_ALL)]
     aggregations = []
     for i, _ in enumerate(columns):
-        value, missing = pl.col(f"__v{i}"), pl.col(f"__m{i}")
+        value = pl.col(f"__v{i}")
         aggregations += [
             value.count().alias(f"n{i}"),
-            missing.sum().cast(pl.UInt32).alias(f"missing{i}"),
-            missing.is_null().all().alias(f"unknown{i}"),
             value.mean().alias(f"mean{i}"),
             value.std(ddof=1).alias(f"std{i}"),
             value.is_in([0.0, 1.0]).all().alias(f"binary{i}"),
-            (value.is_null() & ~missing.fill_null(False)).sum().cast(pl.UInt32).alias(
-                f"null{i}"
-            ),
         ]
-    summary = derived.group_by(group, maintain_order=True).agg(aggregations)
+        if i in known:
+            missing = pl.col(f"__m{i}")
+            aggregations += [
+                missing.sum().cast(pl.UInt32).alias(f"missing{i}"),
+                (value.is_null() & ~missing).sum().cast(pl.UInt32).alias(f"null{i}"),
+            ]
+            if raising:
+                aggregations.append(pl.col("__row").filter(missing).min().alias(f"first{i}"))
+        else:
+            aggregations.append(value.null_count().cast(pl.UInt32).alias(f"null{i}"))
+    table = grouped.group_by(group, maintain_order=True).agg(aggregations).collect()
+    if raising:
+        _raise_on_missing(table, columns, known)
     if settings.cluster is not None:
-        summary = _with_clusters(summary, derived, keys, columns, settings)
-    table = summary.collect()
-    parts = [_finish(table, keys, i, column, settings) for i, column in enumerate(columns)]
+        table = _with_clusters(table.lazy(), derived, keys, columns, settings).collect()
+    parts = [
+        _finish(table, keys, i, column, settings, known=i in known)
+        for i, column in enumerate(columns)
+    ]
     return pl.concat(parts, how="vertical_relaxed")
 
 
@@ -120,7 +134,13 @@ def _with_clusters(
 
 
 def _finish(
-    table: pl.DataFrame, keys: list[str], i: int, column: SampleColumn, settings: Settings
+    table: pl.DataFrame,
+    keys: list[str],
+    i: int,
+    column: SampleColumn,
+    settings: Settings,
+    *,
+    known: bool,
 ) -> pl.DataFrame:
     n = table[f"n{i}"].to_numpy().astype(np.float64)
     mean = table[f"mean{i}"].to_numpy().astype(np.float64)
@@ -146,21 +166,30 @@ def _finish(
         binary = np.zeros(len(mean), dtype=bool)
         repeated = np.ones(len(mean), dtype=bool)
     low, high = _interval(mean, stderr, n, df, binary, repeated, column.bounds, settings)
-    unknown = table[f"unknown{i}"].to_numpy()
-    missing_counts = table[f"missing{i}"].to_numpy().astype(np.float64)
-    missing_counts[unknown] = np.nan
+    # without the metric's answer columns, missing answers cannot be told apart
+    unknown = np.full(table.height, not known)
+    missing_counts = (
+        table[f"missing{i}"].to_numpy().astype(np.float64)
+        if known
+        else np.full(table.height, np.nan)
+    )
     methods = _interval_names(binary, settings)
-    signatures = [
-        signature(
-            column.request,
-            column=column.column,
-            stderr=_stderr_name(settings, bool(repeated[row])),
-            ci=settings.ci,
-            interval=methods[row],
-            missing="unknown" if unknown[row] else settings.missing,
-        )
-        for row in range(table.height)
-    ]
+    # a handful of distinct signatures per column: each is built once
+    built: dict[tuple[bool, str, bool], str] = {}
+    signatures = []
+    for row in range(table.height):
+        choice = (bool(repeated[row]), methods[row], bool(unknown[row]))
+        text = built.get(choice)
+        if text is None:
+            text = built[choice] = signature(
+                column.request,
+                column=column.column,
+                stderr=_stderr_name(settings, choice[0]),
+                ci=settings.ci,
+                interval=choice[1],
+                missing="unknown" if choice[2] else settings.missing,
+            )
+        signatures.append(text)
     empty = n == 0
     mean = np.where(empty, np.nan, mean)
     result = pl.DataFrame(
@@ -236,20 +265,17 @@ def _stderr_name(settings: Settings, repeated: bool) -> str:
     return f"clustered({settings.cluster})"
 
 
-def _raise_on_missing(derived: pl.LazyFrame, columns: Sequence[SampleColumn]) -> None:
-    checks = [
-        pl.col(f"__m{i}").fill_null(False).sum().alias(f"count{i}") for i in range(len(columns))
-    ]
-    firsts = [
-        pl.int_range(pl.len()).filter(pl.col(f"__m{i}").fill_null(False)).min().alias(f"first{i}")
-        for i in range(len(columns))
-    ]
-    found = derived.select([*checks, *firsts]).collect().row(0, named=True)
-    for i, column in enumerate(columns):
-        if found[f"count{i}"]:
+def _raise_on_missing(
+    summary: pl.DataFrame, columns: Sequence[SampleColumn], known: Sequence[int]
+) -> None:
+    """Raise for the first column with missing answers (``missing="error"``)."""
+    for i in known:
+        count = int(summary[f"missing{i}"].sum() or 0)
+        if count:
+            column = columns[i]
             answers = ", ".join(repr(name) for name in column.roles.answers)
             raise EvalframeError(
-                f"metric {column.column!r}: {found[f'count{i}']} row(s) have no answer (null "
-                f"{answers}) with missing='error'; first: row {found[f'first{i}']}. Use "
-                "missing='wrong' to count them as wrong or 'exclude' to leave them out"
+                f"metric {column.column!r}: {count} row(s) have no answer (null "
+                f"{answers}) with missing='error'; first: row {summary[f'first{i}'].min()}. "
+                "Use missing='wrong' to count them as wrong or 'exclude' to leave them out"
             )

@@ -437,15 +437,19 @@ def _cluster_column(
     sample_id = mapping.get("sample_id", "sample_id")
     if sample_id in schema and sample_id not in keys:
         group = keys or [pl.lit(0).alias(_ALL)]
-        repeats = (
+        # whether ids repeat and whether any is null, in one pass
+        found = (
             frame.group_by(group)
-            .agg(repeat=pl.col(sample_id).n_unique() < pl.len())
-            .select(pl.col("repeat").any())
+            .agg(
+                repeat=pl.col(sample_id).n_unique() < pl.len(),
+                nulls=pl.col(sample_id).null_count(),
+            )
+            .select(pl.col("repeat").any(), pl.col("nulls").sum())
             .collect()
-            .item()
         )
-        if repeats:
-            return _checked_clusters(frame, sample_id)
+        if found["repeat"].item():
+            # null ids: the check's error names the count and the first such row
+            return _checked_clusters(frame, sample_id) if found["nulls"].item() else sample_id
     if cluster is True or stderr == "question_mean":
         raise EvalframeError(
             "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
