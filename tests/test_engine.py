@@ -157,3 +157,18 @@ def test_wrong_argument_types_are_clear_errors(counts):
         ef.score(counts, ["pass@1"], columns=["n"])
     with pytest.raises(EvalframeError, match="metrics must be a list"):
         ef.score(counts, None)
+
+
+def test_import_evalframe_defers_every_heavy_module():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, evalframe as ef\n"
+        "heavy = [m for m in ('polars', 'numpy', 'pyarrow') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "assert callable(ef.score) and ef.metrics.squad_em and ef.EvalframeError\n"
+        "assert 'score' in dir(ef) and 'polars' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

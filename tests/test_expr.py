@@ -79,3 +79,31 @@ def test_shared_kernel_shares_column_expressions_and_keeps_no_literal():
         out = pl.select(_expr.shared_kernel(literal, kernel, pl.String)).to_series()
         assert out[0] == f"ROW {batch}"
     assert len(_expr._SHARED_KERNELS) == before
+
+
+def test_shared_kernel_cache_is_bounded_by_bytes():
+    from evalframe import _expr
+
+    def kernel(series: pl.Series) -> pl.Series:
+        return series
+
+    for i in range(20_000):  # many distinct inputs: the cache stays within its bytes
+        _expr.shared_kernel(pl.col(f"column_{i}"), kernel, pl.Int64)
+    cache = _expr._SHARED_KERNELS
+    assert 0 < cache.bytes <= _expr.SHARED_KERNEL_BYTES
+    assert len(cache) < 20_000
+    newest = _expr.shared_kernel(pl.col("column_19999"), kernel, pl.Int64)
+    assert _expr.shared_kernel(pl.col("column_19999"), kernel, pl.Int64) is newest
+
+
+def test_shared_kernel_keeps_no_input_embedding_data():
+    from evalframe import _expr
+
+    def kernel(series: pl.Series) -> pl.Series:
+        return series
+
+    before = _expr._SHARED_KERNELS.bytes
+    data = pl.Series([f"value {i}" for i in range(20_000)])
+    embedding = pl.col("a").replace(data, data)  # reads a column and holds the data
+    _expr.shared_kernel(embedding, kernel, pl.String)
+    assert _expr._SHARED_KERNELS.bytes == before

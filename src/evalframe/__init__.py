@@ -13,31 +13,85 @@ shape: (1, 4)
 └──────┴────────┴─────┴───────┘
 """
 
-from evalframe import extract, judge, metrics, normalize
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from evalframe._version import __version__
-from evalframe.engine import score
-from evalframe.errors import EvalframeError
-from evalframe.extract.api import extraction_expr
-from evalframe.extract.audit import ExtractionAudit, audit_extractors
-from evalframe.extract.table import list_extractors
-from evalframe.io import load, save, scan
-from evalframe.io.adapters import list_formats
-from evalframe.io.join import join_metadata
-from evalframe.metrics.registry import list_metrics
-from evalframe.normalize.table import list_normalizers
-from evalframe.rescore import Rescore, rescore
-from evalframe.stats import (
-    PairedVariance,
-    aggregate,
-    compare,
-    group_tasks,
-    mde,
-    paired_ar,
-    paired_bootstrap,
-    paired_variance,
-    power,
-    sample_size,
-)
+
+if TYPE_CHECKING:  # the names below, imported only when first used (a fast import)
+    from evalframe import extract, judge, metrics, normalize
+    from evalframe.engine import score
+    from evalframe.errors import EvalframeError
+    from evalframe.extract.api import extraction_expr
+    from evalframe.extract.audit import ExtractionAudit, audit_extractors
+    from evalframe.extract.table import list_extractors
+    from evalframe.io import load, save, scan
+    from evalframe.io.adapters import list_formats
+    from evalframe.io.join import join_metadata
+    from evalframe.metrics.registry import list_metrics
+    from evalframe.normalize.table import list_normalizers
+    from evalframe.rescore import Rescore, rescore
+    from evalframe.stats import (
+        PairedVariance,
+        aggregate,
+        compare,
+        group_tasks,
+        mde,
+        paired_ar,
+        paired_bootstrap,
+        paired_variance,
+        power,
+        sample_size,
+    )
+
+#: Where each public name lives: imported on first use, so ``import evalframe`` stays fast
+#: (a command or a script pays only for what it uses).
+_LOCATIONS = {
+    "EvalframeError": "evalframe.errors",
+    "ExtractionAudit": "evalframe.extract.audit",
+    "PairedVariance": "evalframe.stats",
+    "Rescore": "evalframe.rescore",
+    "aggregate": "evalframe.stats",
+    "audit_extractors": "evalframe.extract.audit",
+    "compare": "evalframe.stats",
+    "extraction_expr": "evalframe.extract.api",
+    "group_tasks": "evalframe.stats",
+    "join_metadata": "evalframe.io.join",
+    "list_extractors": "evalframe.extract.table",
+    "list_formats": "evalframe.io.adapters",
+    "list_metrics": "evalframe.metrics.registry",
+    "list_normalizers": "evalframe.normalize.table",
+    "load": "evalframe.io",
+    "mde": "evalframe.stats",
+    "paired_ar": "evalframe.stats",
+    "paired_bootstrap": "evalframe.stats",
+    "paired_variance": "evalframe.stats",
+    "power": "evalframe.stats",
+    "rescore": "evalframe.rescore",
+    "sample_size": "evalframe.stats",
+    "save": "evalframe.io",
+    "scan": "evalframe.io",
+    "score": "evalframe.engine",
+}
+_SUBMODULES = ("extract", "judge", "metrics", "normalize")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"evalframe.{name}")
+    elif name in _LOCATIONS:
+        value = getattr(importlib.import_module(_LOCATIONS[name]), name)
+    else:
+        raise AttributeError(f"module 'evalframe' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LOCATIONS, *_SUBMODULES})
+
 
 __all__ = [
     "EvalframeError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -230,8 +231,59 @@ def elementwise(
     return pl.map_batches(list(inputs), kernel, return_dtype=dtype, is_elementwise=True)
 
 
+#: Bytes of cache keys (serialised input expressions) :func:`shared_kernel` keeps, at most.
+SHARED_KERNEL_BYTES = 4 * 2**20
+#: Bytes counted per kept expression besides its key (the expression and its node).
+_ENTRY_OVERHEAD = 1024
+#: A serialised input longer than this is not kept (an expression holding data).
+_LONGEST_KEY = 64 * 2**10
+
+
+class _SharedKernels:
+    """The expressions :func:`shared_kernel` built, least recently used first, bounded by bytes.
+
+    >>> kept = _SharedKernels(max_bytes=2 * _ENTRY_OVERHEAD + 10)
+    >>> for name in "abc":
+    ...     kept.put((len, name), pl.lit(name))
+    >>> kept.get((len, "a")) is None, kept.get((len, "c")) is not None, len(kept)
+    (True, True, 2)
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[tuple[Callable, str], pl.Expr] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def _cost(key: tuple[Callable, str]) -> int:
+        return len(key[1]) + _ENTRY_OVERHEAD
+
+    def get(self, key: tuple[Callable, str]) -> pl.Expr | None:
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[Callable, str], expr: pl.Expr) -> None:
+        cost = self._cost(key)
+        if cost > self.max_bytes or key in self._entries:
+            return
+        while self._entries and self.bytes + cost > self.max_bytes:
+            oldest, _ = self._entries.popitem(last=False)
+            self.bytes -= self._cost(oldest)
+        self._entries[key] = expr
+        self.bytes += cost
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.bytes = 0
+
+
 #: Batched kernels already applied, by (kernel, serialised input expression).
-_SHARED_KERNELS: dict[tuple[Callable, str], pl.Expr] = {}
+_SHARED_KERNELS = _SharedKernels(SHARED_KERNEL_BYTES)
 
 
 def shared_kernel(
@@ -243,20 +295,29 @@ def shared_kernel(
     so returning one object per (kernel, input) lets metrics requested together
     share the kernel's work (a normalisation, say) instead of repeating it.
 
-    An expression that reads no column (a literal, as a kernel evaluating a batch's
-    rows eagerly builds) has nothing to share with: it is built afresh, never
-    serialised into a cache key nor kept (each batch's literal would be).
+    The expressions are kept in a cache bounded by bytes (:data:`SHARED_KERNEL_BYTES` of
+    keys, least recently used dropped first), whatever the data: an expression that
+    reads no column (a literal, as a kernel evaluating a batch's rows eagerly builds)
+    has nothing to share with and is built afresh, never serialised into a key nor kept
+    (each batch's literal would be); nor is an input whose serialised form is longer than
+    64 KiB (one that embeds data).
+
+    >>> doubled = lambda s: s * 2
+    >>> first = shared_kernel(pl.col("x"), doubled, pl.Int64)
+    >>> shared_kernel(pl.col("x"), doubled, pl.Int64) is first
+    True
     """
     if not expr.meta.root_names():
         return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
     try:
-        key = (kernel, expr.meta.serialize(format="json"))
+        serialised = expr.meta.serialize(format="json")
     except Exception:  # an expression polars cannot serialise: build it afresh
         return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
+    if len(serialised) > _LONGEST_KEY:
+        return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
+    key = (kernel, serialised)
     built = _SHARED_KERNELS.get(key)
     if built is None:
-        if len(_SHARED_KERNELS) >= 4096:
-            _SHARED_KERNELS.clear()
         built = expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
-        _SHARED_KERNELS[key] = built
+        _SHARED_KERNELS.put(key, built)
     return built

@@ -112,9 +112,9 @@ def resolve_extractor(
     is ``"custom"``). An unknown name is an :class:`evalframe.EvalframeError` that
     lists the table.
     """
-    _load_table()
     if extractor is None or extractor == "none":
         return "none", None
+    _load_table()
     if isinstance(extractor, str):
         entry = EXTRACTORS.get(extractor)
         if entry is None:

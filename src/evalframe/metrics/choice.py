@@ -81,7 +81,6 @@ from typing import Literal
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
@@ -183,6 +182,8 @@ def _rows(series: pl.Series, dtype: type) -> _Rows:
     if child.null_count:
         nulls = np.concatenate(([0], np.cumsum(child.is_null().to_numpy(zero_copy_only=False))))
         present &= nulls[offsets[1:]] == nulls[offsets[:-1]]
+        import pyarrow.compute as pc  # on first use: a slow import
+
         child = pc.fill_null(child, 0)
     values = child.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
     return _Rows(offsets, values, present, np.diff(offsets))

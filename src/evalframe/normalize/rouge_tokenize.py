@@ -58,9 +58,12 @@ TOKEN_PATTERN = r"[a-z0-9]+"
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
 
 #: Stems computed in this process: word -> stem (rouge-score's rule applied: words of at
-#: most 3 characters are their own stem). Bounded; cleared when full.
+#: most 3 characters are their own stem). Bounded by bytes (:data:`_STEMS_BYTES`, counting
+#: both strings and an entry's overhead); cleared when full.
 _STEMS: dict[str, str] = {}
-_STEMS_LIMIT = 2_000_000
+_STEMS_BYTES = 64 * 2**20
+_STEM_OVERHEAD = 200  # bytes per entry besides the characters of the word and its stem
+_stems_size = 0
 _STEMMER_LOCK = threading.Lock()
 _STEMMER = None
 
@@ -93,13 +96,18 @@ def porter_stems(words: Sequence[str]) -> list[str]:
     >>> porter_stems(["running", "was", "flies", "ties"])
     ['run', 'was', 'fli', 'tie']
     """
+    global _stems_size
     missing = [word for word in words if word not in _STEMS]
     if missing:
         stem = _stemmer().stem
         found = {word: stem(word) if len(word) > 3 else word for word in dict.fromkeys(missing)}
-        if len(_STEMS) + len(found) > _STEMS_LIMIT:
+        size = sum(len(word) + len(root) + _STEM_OVERHEAD for word, root in found.items())
+        if _stems_size + size > _STEMS_BYTES:
             _STEMS.clear()
-        _STEMS.update(found)
+            _stems_size = 0
+        if size <= _STEMS_BYTES:
+            _STEMS.update(found)
+            _stems_size += size
         return [found[word] if word in found else _STEMS[word] for word in words]
     return [_STEMS[word] for word in words]
 
