@@ -35,7 +35,19 @@ Normalizer = Callable[[pl.Expr], pl.Expr]
 _BUILT: dict[Hashable, tuple[pl.Expr, object]] = {}
 
 
+#: The bytes of the keys in ``_BUILT``; the cache is emptied beyond ``_BUILT_MAX_BYTES``.
+_BUILT_BYTES = [0]
+_BUILT_MAX_BYTES = 4 << 20
+
+
 def _expression_key(expr: pl.Expr) -> str | None:
+    """The serialised expression, or None for one that reads no column (a literal).
+
+    A literal (as a kernel evaluating a batch eagerly builds) has nothing to share
+    and would make a key as large as its data.
+    """
+    if not expr.meta.root_names():
+        return None
     try:
         return expr.meta.serialize(format="json")
     except Exception:  # not serialisable: build afresh, without sharing
@@ -46,7 +58,8 @@ def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: objec
     """``build()``, or the expression an earlier call with the same ``key`` built.
 
     ``keep_alive`` (e.g. a normaliser whose ``id`` is part of the key) is held with
-    the expression, so the ``id`` cannot be reused by another object.
+    the expression, so the ``id`` cannot be reused by another object. The cache
+    holds at most ``_BUILT_MAX_BYTES`` of keys.
     """
     if key is None:
         return build()
@@ -54,9 +67,13 @@ def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: objec
     if hit is not None:
         return hit[0]
     expr = build()
-    if len(_BUILT) >= 4096:
+    size = len(repr(key))
+    if _BUILT_BYTES[0] + size > _BUILT_MAX_BYTES:
         _BUILT.clear()
-    _BUILT[key] = (expr, keep_alive)
+        _BUILT_BYTES[0] = 0
+    if size <= _BUILT_MAX_BYTES:
+        _BUILT[key] = (expr, keep_alive)
+        _BUILT_BYTES[0] += size
     return expr
 
 
@@ -210,3 +227,146 @@ def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.
         recall = 1.0 * same / gold_words
         f1 = (2 * precision * recall) / (precision + recall)
     return np.where(same == 0, 0.0, f1)
+
+
+#: Alternatives longer than this many words (or against a longer prediction) are
+#: counted by sorting; shorter ones by comparing every pair of words.
+_PAIRWISE_MAX_WORDS = 32
+
+#: Elements of one pairwise comparison block (bounds its memory, ~4 MB).
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def overlap_counts(
+    words: np.ndarray,
+    pred_start: np.ndarray,
+    pred_len: np.ndarray,
+    alt_start: np.ndarray,
+    alt_len: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shared words (as multisets) and sequence equality of prediction/alternative pairs.
+
+    Parameters
+    ----------
+    words
+        Word ids of every text, text after text (equal ids for equal words).
+    pred_start, pred_len, alt_start, alt_len
+        For each pair, where its prediction's and its alternative's words are in
+        ``words`` and how many there are.
+
+    Returns
+    -------
+    same : np.ndarray
+        ``int64`` per pair: ``sum((Counter(pred) & Counter(alt)).values())``.
+    exact : np.ndarray
+        ``bool`` per pair: the two word sequences are equal.
+
+    Examples
+    --------
+    >>> words = np.array([1, 2, 2, 2, 3, 1, 2])
+    >>> same, exact = overlap_counts(words, np.array([0, 0]), np.array([3, 3]),
+    ...                              np.array([3, 5]), np.array([2, 2]))
+    >>> same.tolist(), exact.tolist()
+    ([1, 2], [False, False])
+    """
+    n = pred_len.size
+    same = np.zeros(n, dtype=np.int64)
+    exact = np.zeros(n, dtype=bool)
+    if n == 0:
+        return same, exact
+    pred_size = _size_class(pred_len)
+    alt_size = _size_class(alt_len)
+    group = pred_size * 8 + alt_size
+    order = np.argsort(group.astype(np.uint8), kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order], prepend=-1, append=-2))
+    padded = np.append(words, -1)  # index words.size reads the pad value
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        pairs = order[lo:hi]
+        code = int(group[pairs[0]])
+        if code // 8 == 7 or code % 8 == 7:
+            same[pairs], exact[pairs] = _overlap_sorted(
+                words, pred_start[pairs], pred_len[pairs], alt_start[pairs], alt_len[pairs]
+            )
+            continue
+        width_p, width_a = 1 << (code // 8), 1 << (code % 8)
+        step = max(1, _BLOCK_ELEMENTS // (width_a * (width_p + width_a)))
+        for first in range(0, pairs.size, step):
+            block = pairs[first : first + step]
+            same[block], exact[block] = _overlap_pairwise(
+                padded, pred_start[block], pred_len[block], width_p,
+                alt_start[block], alt_len[block], width_a,
+            )
+    return same, exact
+
+
+def _size_class(length: np.ndarray) -> np.ndarray:
+    """0 for 1 word, k for up to 2**k words, 7 for more than ``_PAIRWISE_MAX_WORDS``."""
+    size = np.zeros(length.size, dtype=np.int64)
+    for k in range(1, 6):
+        size += length > (1 << (k - 1))
+    size[length > _PAIRWISE_MAX_WORDS] = 7
+    return size
+
+
+def _padded_rows(padded: np.ndarray, start: np.ndarray, length: np.ndarray, width: int):
+    """Rows of ``width`` word ids, past each text's length filled with -1."""
+    column = np.arange(width)
+    index = start[:, None] + column[None, :]
+    index = np.where(column[None, :] < length[:, None], index, padded.size - 1)
+    return padded[index]
+
+
+def _overlap_pairwise(padded, pred_start, pred_len, width_p, alt_start, alt_len, width_a):
+    """Multiset overlap by comparing every pair of words (short texts).
+
+    An alternative's word ``j`` is shared when its rank among the equal words
+    before it (itself included) is at most the prediction's count of that word.
+    """
+    pred = _padded_rows(padded, pred_start, pred_len, width_p)
+    alt = _padded_rows(padded, alt_start, alt_len, width_a)
+    in_pred = np.zeros(alt.shape, dtype=np.int16)
+    for i in range(width_p):
+        in_pred += alt == pred[:, i : i + 1]
+    rank = np.ones(alt.shape, dtype=np.int16)
+    for k in range(width_a - 1):
+        rank[:, k + 1 :] += alt[:, k + 1 :] == alt[:, k : k + 1]
+    valid = np.arange(width_a)[None, :] < alt_len[:, None]
+    same = np.count_nonzero(valid & (rank <= in_pred), axis=1)
+    if width_p == width_a:
+        exact = (pred_len == alt_len) & (pred == alt).all(axis=1)
+    else:
+        exact = np.zeros(pred_len.size, dtype=bool)
+    return same, exact
+
+
+def _overlap_sorted(words, pred_start, pred_len, alt_start, alt_len):
+    """Multiset overlap by sorting (pair, word) keys, for long texts."""
+    n = pred_len.size
+    lengths = np.concatenate([pred_len, alt_len])
+    starts = np.concatenate([pred_start, alt_start])
+    total = int(lengths.sum())
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    codes = words[offsets + np.arange(total)]
+    pair = np.repeat(np.concatenate([np.arange(n), np.arange(n)]), lengths)
+    is_alt = np.repeat(np.arange(2 * n) >= n, lengths)
+    key = pair * (int(codes.max()) + 1) + codes
+    order = np.lexsort((is_alt, key))
+    key, is_alt, pair = key[order], is_alt[order], pair[order]
+    new = np.empty(key.size, dtype=bool)
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    run = np.cumsum(new) - 1
+    in_pred = np.bincount(run, weights=~is_alt, minlength=run[-1] + 1)
+    in_alt = np.bincount(run, weights=is_alt, minlength=run[-1] + 1)
+    same = np.bincount(pair[new], weights=np.minimum(in_pred, in_alt), minlength=n)
+    # Equal sequences: equal lengths and no position where the words differ.
+    exact = pred_len == alt_len
+    candidates = np.flatnonzero(exact)
+    length = pred_len[candidates]
+    within = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)
+    differ = words[np.repeat(pred_start[candidates], length) + within] != words[
+        np.repeat(alt_start[candidates], length) + within
+    ]
+    owner = np.repeat(np.arange(candidates.size), length)
+    exact[candidates] = np.bincount(owner[differ], minlength=candidates.size) == 0
+    return same.astype(np.int64), exact
