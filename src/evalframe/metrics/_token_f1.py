@@ -3,10 +3,11 @@
 One batched kernel over whole columns (never per row): every prediction and every
 gold alternative of the batch is split into words once, the words get exact
 integer ids (a categorical encoding: hashing with an equality check, so two
-different words never share an id), and the multiset intersections are counted
-with one sort of integer keys. The F1 arithmetic then runs in numpy with the same
-float operations, in the same order, as the SQuAD script's ``compute_f1``, so
-every score is bit-identical to it.
+different words never share an id), and the multiset intersections are counted on
+those ids (:func:`overlap_counts`: every pair of words compared for short texts,
+a sort of integer keys for long ones). The F1 arithmetic then runs in numpy with
+the same float operations, in the same order, as the SQuAD script's
+``compute_f1``, so every score is bit-identical to it.
 
 >>> import polars as pl
 >>> pred = pl.Series(["a b b", "", "x", None])
@@ -173,7 +174,6 @@ def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
     keep = (alternatives != "").fill_null(False).to_numpy()
     alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)[keep]
     alternatives = alternatives.filter(pl.Series(keep))
-    n_alt = len(alt_row)
 
     pieces = pl.concat([pred, alternatives]).str.split(" ")
     n_words = pieces.list.len().to_numpy().astype(np.int64)
@@ -184,32 +184,9 @@ def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
         .to_numpy()
         .astype(np.int64)
     )
-    # Sort every word by (row, word id). The sort is stable and the prediction's
-    # words come first, so within one (row, word) the prediction's copies lead,
-    # then each alternative's copies, together.
-    owner = np.repeat(np.arange(n + n_alt, dtype=np.int64), n_words)
-    row = np.repeat(np.concatenate([np.arange(n, dtype=np.int64), alt_row]), n_words)
-    key = row * (int(codes.max()) + 1) + codes
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    owner = owner[order]
-
-    # Runs: one owner's copies of one word of one row.
-    change = np.empty(key.size, dtype=bool)
-    change[0] = True
-    np.not_equal(key[1:], key[:-1], out=change[1:])
-    new_word = change.copy()
-    change[1:] |= owner[1:] != owner[:-1]
-    starts = np.flatnonzero(change)
-    length = np.diff(starts, append=key.size)
-    run_owner = owner[starts]
-    # The first run of each (row, word) is the prediction's copies, if it has any.
-    first = np.maximum.accumulate(np.where(new_word[starts], np.arange(starts.size), 0))
-    in_pred = np.where(run_owner[first] < n, length[first], 0)
-    of_alt = run_owner >= n
-    common = np.minimum(length[of_alt], in_pred[of_alt])
-    same = np.bincount(run_owner[of_alt] - n, weights=common, minlength=n_alt)
-
+    starts = np.cumsum(n_words) - n_words
+    same, _ = overlap_counts(codes, starts[:n][alt_row], n_words[:n][alt_row],
+                             starts[n:], n_words[n:])
     f1 = _f1(same, n_words[:n][alt_row], n_words[n:])
     segment = np.flatnonzero(np.diff(alt_row, prepend=-1))
     return np.maximum.reduceat(f1, segment)
