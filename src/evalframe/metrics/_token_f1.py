@@ -210,6 +210,9 @@ def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.
 #: counted by sorting; shorter ones by comparing every pair of words.
 _PAIRWISE_MAX_WORDS = 32
 
+#: Texts of up to this many words are grouped by their exact length (no padding).
+_EXACT_MAX_WORDS = 8
+
 #: Elements of one pairwise comparison block (bounds its memory, ~4 MB).
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -226,7 +229,8 @@ def overlap_counts(
     Parameters
     ----------
     words
-        Word ids of every text, text after text (equal ids for equal words).
+        Word ids (non-negative) of every text, text after text (equal ids for equal
+        words).
     pred_start, pred_len, alt_start, alt_len
         For each pair, where its prediction's and its alternative's words are in
         ``words`` and how many there are.
@@ -237,6 +241,15 @@ def overlap_counts(
         ``int64`` per pair: ``sum((Counter(pred) & Counter(alt)).values())``.
     exact : np.ndarray
         ``bool`` per pair: the two word sequences are equal.
+
+    Notes
+    -----
+    Pairs are grouped by the lengths of their texts: exact lengths up to
+    ``_EXACT_MAX_WORDS`` words, widths 16 and 32 (padded) beyond, and a sort of
+    integer keys for texts longer than ``_PAIRWISE_MAX_WORDS``. Within a group
+    every word of the alternative is compared with every word of the prediction
+    and with the alternative's earlier words, one word position at a time over all
+    the group's pairs (contiguous arrays of one word per pair).
 
     Examples
     --------
@@ -251,68 +264,77 @@ def overlap_counts(
     exact = np.zeros(n, dtype=bool)
     if n == 0:
         return same, exact
-    pred_size = _size_class(pred_len)
-    alt_size = _size_class(alt_len)
-    group = pred_size * 8 + alt_size
+    pred_class, alt_class = _length_class(pred_len), _length_class(alt_len)
+    group = pred_class * 16 + alt_class
     order = np.argsort(group.astype(np.uint8), kind="stable")
     bounds = np.flatnonzero(np.diff(group[order], prepend=-1, append=-2))
-    padded = np.append(words, -1)  # index words.size reads the pad value
+    ids = np.concatenate([words.astype(np.int32), np.full(_PAIRWISE_MAX_WORDS, -1, np.int32)])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         pairs = order[lo:hi]
         code = int(group[pairs[0]])
-        if code // 8 == 7 or code % 8 == 7:
+        width_p, width_a = _CLASS_WIDTH[code // 16], _CLASS_WIDTH[code % 16]
+        if not width_p or not width_a:
             same[pairs], exact[pairs] = _overlap_sorted(
                 words, pred_start[pairs], pred_len[pairs], alt_start[pairs], alt_len[pairs]
             )
             continue
-        width_p, width_a = 1 << (code // 8), 1 << (code % 8)
-        step = max(1, _BLOCK_ELEMENTS // (width_a * (width_p + width_a)))
+        step = max(1, _BLOCK_ELEMENTS // (width_p + width_a))
         for first in range(0, pairs.size, step):
             block = pairs[first : first + step]
             same[block], exact[block] = _overlap_pairwise(
-                padded, pred_start[block], pred_len[block], width_p,
-                alt_start[block], alt_len[block], width_a,
+                _columns(ids, pred_start[block], pred_len[block], width_p, -1),
+                _columns(ids, alt_start[block], alt_len[block], width_a, -2),
             )
     return same, exact
 
 
-def _size_class(length: np.ndarray) -> np.ndarray:
-    """0 for 1 word, k for up to 2**k words, 7 for more than ``_PAIRWISE_MAX_WORDS``."""
-    size = np.zeros(length.size, dtype=np.int64)
-    for k in range(1, 6):
-        size += length > (1 << (k - 1))
-    size[length > _PAIRWISE_MAX_WORDS] = 7
+def _columns(ids: np.ndarray, start: np.ndarray, length: np.ndarray, width: int, pad: int):
+    """Word ``i`` of every text, for ``i < width``; ``pad`` past a text's length."""
+    columns = [ids[start + i] for i in range(width)]
+    if width > _EXACT_MAX_WORDS:  # a padded class: texts of several lengths
+        for i in range(width):
+            columns[i][length <= i] = pad
+    return columns
+
+
+#: The width of each length class: 1-8 words exactly, 16, 32; 0 for "sort instead".
+_CLASS_WIDTH = [0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 0]
+
+
+def _length_class(length: np.ndarray) -> np.ndarray:
+    """The length itself up to 8 words, 9 up to 16, 10 up to 32, 11 beyond (and 0 for none)."""
+    size = np.minimum(length, _EXACT_MAX_WORDS)
+    size += length > _EXACT_MAX_WORDS
+    size += length > 2 * _EXACT_MAX_WORDS
+    size += length > _PAIRWISE_MAX_WORDS
+    size[length == 0] = 11
     return size
 
 
-def _padded_rows(padded: np.ndarray, start: np.ndarray, length: np.ndarray, width: int):
-    """Rows of ``width`` word ids, past each text's length filled with -1."""
-    column = np.arange(width)
-    index = start[:, None] + column[None, :]
-    index = np.where(column[None, :] < length[:, None], index, padded.size - 1)
-    return padded[index]
-
-
-def _overlap_pairwise(padded, pred_start, pred_len, width_p, alt_start, alt_len, width_a):
-    """Multiset overlap by comparing every pair of words (short texts).
+def _overlap_pairwise(pred: list[np.ndarray], alt: list[np.ndarray]):
+    """Multiset overlap of texts given as columns of word ids, comparing every pair of words.
 
     An alternative's word ``j`` is shared when its rank among the equal words
     before it (itself included) is at most the prediction's count of that word.
+    Padding differs between ``pred`` (-1) and ``alt`` (-2): it matches nothing
+    on the other side, so the texts are equal when every column is.
     """
-    pred = _padded_rows(padded, pred_start, pred_len, width_p)
-    alt = _padded_rows(padded, alt_start, alt_len, width_a)
-    in_pred = np.zeros(alt.shape, dtype=np.int16)
-    for i in range(width_p):
-        in_pred += alt == pred[:, i : i + 1]
-    rank = np.ones(alt.shape, dtype=np.int16)
-    for k in range(width_a - 1):
-        rank[:, k + 1 :] += alt[:, k + 1 :] == alt[:, k : k + 1]
-    valid = np.arange(width_a)[None, :] < alt_len[:, None]
-    same = np.count_nonzero(valid & (rank <= in_pred), axis=1)
-    if width_p == width_a:
-        exact = (pred_len == alt_len) & (pred == alt).all(axis=1)
-    else:
-        exact = np.zeros(pred_len.size, dtype=bool)
+    m = alt[0].size
+    same = np.zeros(m, dtype=np.int64)
+    count = np.empty(m, dtype=np.int8)
+    rank = np.empty(m, dtype=np.int8)
+    for j, word in enumerate(alt):
+        np.equal(word, pred[0], out=count.view(bool))
+        for other in pred[1:]:
+            count += word == other
+        rank.fill(1)
+        for earlier in alt[:j]:
+            rank += word == earlier
+        same += rank <= count
+    exact = np.ones(m, dtype=bool) if len(pred) == len(alt) else np.zeros(m, dtype=bool)
+    if len(pred) == len(alt):
+        for p, a in zip(pred, alt, strict=True):
+            exact &= (p == a) | ((p == -1) & (a == -2))
     return same, exact
 
 
