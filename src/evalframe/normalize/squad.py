@@ -231,8 +231,10 @@ def squad_word_ids(text: pl.Series) -> tuple[np.ndarray, np.ndarray]:
         .astype(np.int64)
     )
     piece_words = n_words[piece_id]
-    starts = np.cumsum(n_pieces) - n_pieces
-    counts = np.add.reduceat(piece_words, starts) if piece_id.size else piece_words
+    running = np.zeros(piece_words.size + 1, dtype=np.int64)
+    np.cumsum(piece_words, out=running[1:])
+    ends = np.cumsum(n_pieces)
+    counts = running[ends] - running[ends - n_pieces]
     if n_words.max(initial=0) <= 1:
         # Every piece is one word or none: look each piece's word up directly.
         word_of = np.full(size, -1, dtype=np.int64)
