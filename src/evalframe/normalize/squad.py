@@ -11,6 +11,9 @@
 :func:`squad_normalize` reproduces those four steps exactly (Python's own lower
 casing, word characters and whitespace, see :mod:`evalframe.normalize._python_text`);
 :func:`squad_tokens` is ``get_tokens``: the normalised text split on whitespace.
+:func:`squad_word_ids` gives the same words as integer ids, normalising each
+distinct space-separated piece of a batch once (what ``squad_em`` and ``squad_f1``
+count on).
 
 >>> import polars as pl
 >>> df = pl.DataFrame({"answer": ["The  Eiffel-Tower!", "an apple a day", "  ", None]})
