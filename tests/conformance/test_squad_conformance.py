@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import string
 import struct
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -164,6 +167,121 @@ def test_real_leaderboard_predictions(version):
         ids = [qid for qid in answers if qid in predictions]  # join on id
         assert len(ids) > 10_000
         assert_matches_reference([predictions[q] for q in ids], [answers[q] for q in ids])
+
+
+# Pieces between spaces are normalised one distinct piece at a time; these facts
+# about the running Python make that equal to normalising the whole text.
+WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+
+
+def test_whitespace_is_a_boundary_for_every_step_of_normalize_answer():
+    for w in WHITESPACE:
+        assert w.lower() == w and w not in string.punctuation
+        assert not re.match(r"\w", w)
+        # str.lower's final-sigma rule stops at whitespace as at the end of the text:
+        # whitespace is neither cased nor case-ignorable.
+        assert f"AΣ{w}B".lower() == f"aς{w}b"
+        assert f"A{w}ΣB".lower() == f"a{w}σb"
+        assert f"A{w}Σ".lower() == f"a{w}σ"
+
+
+def test_lower_creates_no_whitespace():
+    text = "".join(
+        chr(c) for c in range(sys.maxunicode + 1)
+        if not chr(c).isspace() and not 0xD800 <= c <= 0xDFFF
+    )
+    lowered = text.lower()
+    assert not any(ch.isspace() for ch in set(lowered))
+
+
+#: Texts that stress the piece-by-piece normalisation: combining marks, numerics,
+#: zero-width and Unicode whitespace, final sigma, Python vs Rust word characters,
+#: articles glued to non-ASCII neighbours, pieces that lose all their characters.
+NASTY = [
+    "the", "a", "an", "The", "(the)", "“the”", "‘a’", "«an»", "the’s", "l’the", "x’a’y",
+    "a\u0301", "the\u0301", "\u0301the", "e\u0301", "cafe\u0301", "é", "éthe", "theé",
+    "ªthe", "the²", "²the", "a²", "½", "٣the", "the٣", "Ⅻthe", "the\u00b7", "a\u2010b",
+    "the\u200b", "\u200bthe", "\u200cthe\u200d", "\ufeffthe", "the\u2060", "\u00ad", "a\u00ada",
+    "ΑΣ", "ΑΣ'", "ΑΣ'Β", "Σ", "ΑΣ\u00ad", "ΟΔΟΣ.", "ς", "İ", "İthe", "theİ", "ǅthe", "ﬁ",
+    "Straße", "SS", "...", "!!", "-", "—", "–", "'", "\"", "$", "_", "_the_", "a_b", "the_",
+    "x\x1cthe", "the\x1f", "\x85the", "the\xa0a", "a\u3000the", "the\u2028x", "\tthe\n",
+    "中the", "the中", "中", "\U0001f600the", "the\U0001f600", "\ua7cbΣ", "\U00010d50", "é–the",
+    "über-the", "naïve", "NAÏVE", "élan", "1,000", "Paris,", "Tower.", "(b)", "x", "y", "",
+]
+NASTY_SEPARATORS = [
+    " ", " ", " ", "  ", "\xa0", "\t", "\u3000", "\x1c", "\x1d\x1e", "\x1f", "\u200b",
+    "\u2028", "\x85", "\u2009", "\u202f", "", "-", "’", " \u0301",
+]
+
+
+def nasty_text(rng: random.Random) -> str:
+    parts = [rng.choice(NASTY_SEPARATORS) if rng.random() < 0.2 else ""]
+    for _ in range(rng.randint(0, 6)):
+        parts.append(rng.choice(NASTY))
+        parts.append(rng.choice(NASTY_SEPARATORS))
+    return "".join(parts[:-1] if rng.random() < 0.5 else parts)
+
+
+def test_normalize_answer_is_the_join_of_its_space_separated_pieces():
+    rng = random.Random(5)
+    for _ in range(20_000):
+        text = nasty_text(rng)
+        pieces = [squad_metrics.normalize_answer(piece) for piece in text.split(" ")]
+        assert squad_metrics.normalize_answer(text) == " ".join(p for p in pieces if p)
+
+
+def test_nasty_unicode_rows():
+    rng = random.Random(99)
+    predictions, answers = [], []
+    for _ in range(20_000):
+        p = nasty_text(rng)
+        golds = [nasty_text(rng) for _ in range(rng.randint(0, 4))]
+        if golds and rng.random() < 0.2:
+            golds[rng.randrange(len(golds))] = p
+        predictions.append(p)
+        answers.append(golds)
+    assert_matches_reference(predictions, answers)
+
+
+def test_nasty_unicode_pairs():
+    predictions = [p for p in NASTY for _ in NASTY]
+    answers = [[g] for _ in NASTY for g in NASTY]
+    assert_matches_reference(predictions, answers)
+    # Every piece glued to every other one, and separated by each separator.
+    rng = random.Random(1)
+    glued = [a + sep + b for a in NASTY for b in NASTY for sep in [rng.choice(NASTY_SEPARATORS)]]
+    assert_matches_reference(glued, [[rng.choice(glued)] for _ in glued])
+    assert_matches_reference(glued, [[g] for g in glued])
+
+
+def test_long_texts_counted_by_sorting():
+    # More than 32 words: the multiset overlap is counted by sorting, not pairwise.
+    rng = random.Random(8)
+    words = ["the", "Cat", "cat", "a", "é", "e\u0301", "x", "y", "ΑΣ", "(z)"]
+    predictions, answers = [], []
+    for _ in range(2000):
+        p = " ".join(rng.choice(words) for _ in range(rng.randint(0, 90)))
+        golds = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 90)))
+                 for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.2:
+            golds.append(p.upper())
+        predictions.append(p)
+        answers.append(golds)
+    assert_matches_reference(predictions, answers)
+
+
+def test_one_batch_in_many_slices_scores_alike():
+    rng = random.Random(4)
+    predictions = [nasty_text(rng) for _ in range(3000)]
+    answers = [[nasty_text(rng) for _ in range(rng.randint(0, 3))] for _ in range(3000)]
+    whole = score(predictions, answers)
+    frame = pl.DataFrame({"pred": predictions, "gold": answers},
+                         schema={"pred": pl.String, "gold": pl.List(pl.String)})
+    parts = pl.concat([frame[i : i + 7] for i in range(0, 3000, 7)], rechunk=False)
+    sliced = parts.lazy().with_columns(
+        M.squad_em("pred", "gold").alias("em"), M.squad_f1("pred", "gold").alias("f1")
+    ).collect()
+    assert whole.equals(sliced)
 
 
 # Property tests.

@@ -7,7 +7,7 @@ import random
 import polars as pl
 import pytest
 
-from evalframe.normalize.squad import squad_normalize, squad_tokens
+from evalframe.normalize.squad import squad_normalize, squad_tokens, squad_word_ids
 
 squad_metrics = pytest.importorskip("transformers.data.metrics.squad_metrics")
 
@@ -48,3 +48,26 @@ def test_null_gives_null_and_empty_gives_empty_list():
 def test_same_input_gives_the_same_expression_for_sharing():
     # polars' common-subexpression elimination compares Python functions by identity.
     assert squad_normalize("pred") is squad_normalize(pl.col("pred"))
+
+
+def test_word_ids_are_the_reference_tokens():
+    rng = random.Random(3)
+    pieces = ["the", "A", "an", " ", "  ", "\t", "\xa0", ".", "(", "é", "\u0301", "Σ", "²", "x",
+              "\u3000", "\x1d", "’", "Y", "_", "İ", "cat", "Cat", "a’a"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5000)]
+    texts.append(None)
+    counts, words = squad_word_ids(pl.Series(texts, dtype=pl.String))
+    expected = [squad_metrics.get_tokens(t or "") for t in texts]
+    assert counts.tolist() == [len(tokens) for tokens in expected]
+    flat = [token for tokens in expected for token in tokens]
+    assert len(words) == len(flat)
+    # Equal ids exactly for equal words: the id -> word map is a bijection.
+    pairs = set(zip(words.tolist(), flat, strict=True))
+    assert len(pairs) == len({w for w, _ in pairs}) == len({t for _, t in pairs})
+
+
+def test_word_ids_of_nothing():
+    counts, words = squad_word_ids(pl.Series([], dtype=pl.String))
+    assert counts.size == 0 and words.size == 0
+    counts, words = squad_word_ids(pl.Series(["", " ", "the ..."]))
+    assert counts.tolist() == [0, 0, 0] and words.size == 0

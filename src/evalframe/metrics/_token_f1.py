@@ -3,10 +3,11 @@
 One batched kernel over whole columns (never per row): every prediction and every
 gold alternative of the batch is split into words once, the words get exact
 integer ids (a categorical encoding: hashing with an equality check, so two
-different words never share an id), and the multiset intersections are counted
-with one sort of integer keys. The F1 arithmetic then runs in numpy with the same
-float operations, in the same order, as the SQuAD script's ``compute_f1``, so
-every score is bit-identical to it.
+different words never share an id), and the multiset intersections are counted on
+those ids (:func:`overlap_counts`: every pair of words compared for short texts,
+a sort of integer keys for long ones). The F1 arithmetic then runs in numpy with
+the same float operations, in the same order, as the SQuAD script's
+``compute_f1``, so every score is bit-identical to it.
 
 >>> import polars as pl
 >>> pred = pl.Series(["a b b", "", "x", None])
@@ -35,7 +36,19 @@ Normalizer = Callable[[pl.Expr], pl.Expr]
 _BUILT: dict[Hashable, tuple[pl.Expr, object]] = {}
 
 
+#: The bytes of the keys in ``_BUILT``; the cache is emptied beyond ``_BUILT_MAX_BYTES``.
+_BUILT_BYTES = [0]
+_BUILT_MAX_BYTES = 4 << 20
+
+
 def _expression_key(expr: pl.Expr) -> str | None:
+    """The serialised expression, or None for one that reads no column (a literal).
+
+    A literal (as a kernel evaluating a batch eagerly builds) has nothing to share
+    and would make a key as large as its data.
+    """
+    if not expr.meta.root_names():
+        return None
     try:
         return expr.meta.serialize(format="json")
     except Exception:  # not serialisable: build afresh, without sharing
@@ -46,7 +59,8 @@ def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: objec
     """``build()``, or the expression an earlier call with the same ``key`` built.
 
     ``keep_alive`` (e.g. a normaliser whose ``id`` is part of the key) is held with
-    the expression, so the ``id`` cannot be reused by another object.
+    the expression, so the ``id`` cannot be reused by another object. The cache
+    holds at most ``_BUILT_MAX_BYTES`` of keys.
     """
     if key is None:
         return build()
@@ -54,9 +68,13 @@ def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: objec
     if hit is not None:
         return hit[0]
     expr = build()
-    if len(_BUILT) >= 4096:
+    size = len(repr(key))
+    if _BUILT_BYTES[0] + size > _BUILT_MAX_BYTES:
         _BUILT.clear()
-    _BUILT[key] = (expr, keep_alive)
+        _BUILT_BYTES[0] = 0
+    if size <= _BUILT_MAX_BYTES:
+        _BUILT[key] = (expr, keep_alive)
+        _BUILT_BYTES[0] += size
     return expr
 
 
@@ -156,7 +174,6 @@ def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
     keep = (alternatives != "").fill_null(False).to_numpy()
     alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)[keep]
     alternatives = alternatives.filter(pl.Series(keep))
-    n_alt = len(alt_row)
 
     pieces = pl.concat([pred, alternatives]).str.split(" ")
     n_words = pieces.list.len().to_numpy().astype(np.int64)
@@ -167,32 +184,9 @@ def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
         .to_numpy()
         .astype(np.int64)
     )
-    # Sort every word by (row, word id). The sort is stable and the prediction's
-    # words come first, so within one (row, word) the prediction's copies lead,
-    # then each alternative's copies, together.
-    owner = np.repeat(np.arange(n + n_alt, dtype=np.int64), n_words)
-    row = np.repeat(np.concatenate([np.arange(n, dtype=np.int64), alt_row]), n_words)
-    key = row * (int(codes.max()) + 1) + codes
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    owner = owner[order]
-
-    # Runs: one owner's copies of one word of one row.
-    change = np.empty(key.size, dtype=bool)
-    change[0] = True
-    np.not_equal(key[1:], key[:-1], out=change[1:])
-    new_word = change.copy()
-    change[1:] |= owner[1:] != owner[:-1]
-    starts = np.flatnonzero(change)
-    length = np.diff(starts, append=key.size)
-    run_owner = owner[starts]
-    # The first run of each (row, word) is the prediction's copies, if it has any.
-    first = np.maximum.accumulate(np.where(new_word[starts], np.arange(starts.size), 0))
-    in_pred = np.where(run_owner[first] < n, length[first], 0)
-    of_alt = run_owner >= n
-    common = np.minimum(length[of_alt], in_pred[of_alt])
-    same = np.bincount(run_owner[of_alt] - n, weights=common, minlength=n_alt)
-
+    starts = np.cumsum(n_words) - n_words
+    same, _ = overlap_counts(codes, starts[:n][alt_row], n_words[:n][alt_row],
+                             starts[n:], n_words[n:])
     f1 = _f1(same, n_words[:n][alt_row], n_words[n:])
     segment = np.flatnonzero(np.diff(alt_row, prepend=-1))
     return np.maximum.reduceat(f1, segment)
@@ -210,3 +204,168 @@ def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.
         recall = 1.0 * same / gold_words
         f1 = (2 * precision * recall) / (precision + recall)
     return np.where(same == 0, 0.0, f1)
+
+
+#: Alternatives longer than this many words (or against a longer prediction) are
+#: counted by sorting; shorter ones by comparing every pair of words.
+_PAIRWISE_MAX_WORDS = 32
+
+#: Texts of up to this many words are grouped by their exact length (no padding).
+_EXACT_MAX_WORDS = 8
+
+#: Elements of one pairwise comparison block (bounds its memory, ~4 MB).
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def overlap_counts(
+    words: np.ndarray,
+    pred_start: np.ndarray,
+    pred_len: np.ndarray,
+    alt_start: np.ndarray,
+    alt_len: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shared words (as multisets) and sequence equality of prediction/alternative pairs.
+
+    Parameters
+    ----------
+    words
+        Word ids (non-negative) of every text, text after text (equal ids for equal
+        words).
+    pred_start, pred_len, alt_start, alt_len
+        For each pair, where its prediction's and its alternative's words are in
+        ``words`` and how many there are.
+
+    Returns
+    -------
+    same : np.ndarray
+        ``int64`` per pair: ``sum((Counter(pred) & Counter(alt)).values())``.
+    exact : np.ndarray
+        ``bool`` per pair: the two word sequences are equal.
+
+    Notes
+    -----
+    Pairs are grouped by the lengths of their texts: exact lengths up to
+    ``_EXACT_MAX_WORDS`` words, widths 16 and 32 (padded) beyond, and a sort of
+    integer keys for texts longer than ``_PAIRWISE_MAX_WORDS``. Within a group
+    every word of the alternative is compared with every word of the prediction
+    and with the alternative's earlier words, one word position at a time over all
+    the group's pairs (contiguous arrays of one word per pair).
+
+    Examples
+    --------
+    >>> words = np.array([1, 2, 2, 2, 3, 1, 2])
+    >>> same, exact = overlap_counts(words, np.array([0, 0]), np.array([3, 3]),
+    ...                              np.array([3, 5]), np.array([2, 2]))
+    >>> same.tolist(), exact.tolist()
+    ([1, 2], [False, False])
+    """
+    n = pred_len.size
+    same = np.zeros(n, dtype=np.int64)
+    exact = np.zeros(n, dtype=bool)
+    if n == 0:
+        return same, exact
+    pred_class, alt_class = _length_class(pred_len), _length_class(alt_len)
+    group = pred_class * 16 + alt_class
+    order = np.argsort(group.astype(np.uint8), kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order], prepend=-1, append=-2))
+    ids = np.concatenate([words.astype(np.int32), np.full(_PAIRWISE_MAX_WORDS, -1, np.int32)])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        pairs = order[lo:hi]
+        code = int(group[pairs[0]])
+        width_p, width_a = _CLASS_WIDTH[code // 16], _CLASS_WIDTH[code % 16]
+        if not width_p or not width_a:
+            same[pairs], exact[pairs] = _overlap_sorted(
+                words, pred_start[pairs], pred_len[pairs], alt_start[pairs], alt_len[pairs]
+            )
+            continue
+        step = max(1, _BLOCK_ELEMENTS // (width_p + width_a))
+        for first in range(0, pairs.size, step):
+            block = pairs[first : first + step]
+            same[block], exact[block] = _overlap_pairwise(
+                _columns(ids, pred_start[block], pred_len[block], width_p, -1),
+                _columns(ids, alt_start[block], alt_len[block], width_a, -2),
+            )
+    return same, exact
+
+
+def _columns(ids: np.ndarray, start: np.ndarray, length: np.ndarray, width: int, pad: int):
+    """Word ``i`` of every text, for ``i < width``; ``pad`` past a text's length."""
+    columns = [ids[start + i] for i in range(width)]
+    if width > _EXACT_MAX_WORDS:  # a padded class: texts of several lengths
+        for i in range(width):
+            columns[i][length <= i] = pad
+    return columns
+
+
+#: The width of each length class: 1-8 words exactly, 16, 32; 0 for "sort instead".
+_CLASS_WIDTH = [0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 0]
+
+
+def _length_class(length: np.ndarray) -> np.ndarray:
+    """The length itself up to 8 words, 9 up to 16, 10 up to 32, 11 beyond (and 0 for none)."""
+    size = np.minimum(length, _EXACT_MAX_WORDS)
+    size += length > _EXACT_MAX_WORDS
+    size += length > 2 * _EXACT_MAX_WORDS
+    size += length > _PAIRWISE_MAX_WORDS
+    size[length == 0] = 11
+    return size
+
+
+def _overlap_pairwise(pred: list[np.ndarray], alt: list[np.ndarray]):
+    """Multiset overlap of texts given as columns of word ids, comparing every pair of words.
+
+    An alternative's word ``j`` is shared when its rank among the equal words
+    before it (itself included) is at most the prediction's count of that word.
+    Padding differs between ``pred`` (-1) and ``alt`` (-2): it matches nothing
+    on the other side, so the texts are equal when every column is.
+    """
+    m = alt[0].size
+    same = np.zeros(m, dtype=np.int64)
+    count = np.empty(m, dtype=np.int8)
+    rank = np.empty(m, dtype=np.int8)
+    for j, word in enumerate(alt):
+        np.equal(word, pred[0], out=count.view(bool))
+        for other in pred[1:]:
+            count += word == other
+        rank.fill(1)
+        for earlier in alt[:j]:
+            rank += word == earlier
+        same += rank <= count
+    exact = np.ones(m, dtype=bool) if len(pred) == len(alt) else np.zeros(m, dtype=bool)
+    if len(pred) == len(alt):
+        for p, a in zip(pred, alt, strict=True):
+            exact &= (p == a) | ((p == -1) & (a == -2))
+    return same, exact
+
+
+def _overlap_sorted(words, pred_start, pred_len, alt_start, alt_len):
+    """Multiset overlap by sorting (pair, word) keys, for long texts."""
+    n = pred_len.size
+    lengths = np.concatenate([pred_len, alt_len])
+    starts = np.concatenate([pred_start, alt_start])
+    total = int(lengths.sum())
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    codes = words[offsets + np.arange(total)]
+    pair = np.repeat(np.concatenate([np.arange(n), np.arange(n)]), lengths)
+    is_alt = np.repeat(np.arange(2 * n) >= n, lengths)
+    key = pair * (int(codes.max()) + 1) + codes
+    order = np.lexsort((is_alt, key))
+    key, is_alt, pair = key[order], is_alt[order], pair[order]
+    new = np.empty(key.size, dtype=bool)
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    run = np.cumsum(new) - 1
+    in_pred = np.bincount(run, weights=~is_alt, minlength=run[-1] + 1)
+    in_alt = np.bincount(run, weights=is_alt, minlength=run[-1] + 1)
+    same = np.bincount(pair[new], weights=np.minimum(in_pred, in_alt), minlength=n)
+    # Equal sequences: equal lengths and no position where the words differ.
+    exact = pred_len == alt_len
+    candidates = np.flatnonzero(exact)
+    length = pred_len[candidates]
+    within = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)
+    differ = words[np.repeat(pred_start[candidates], length) + within] != words[
+        np.repeat(alt_start[candidates], length) + within
+    ]
+    owner = np.repeat(np.arange(candidates.size), length)
+    exact[candidates] = np.bincount(owner[differ], minlength=candidates.size) == 0
+    return same.astype(np.int64), exact

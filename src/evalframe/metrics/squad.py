@@ -7,9 +7,11 @@ not normalise to ``""``, and scores a question left without any (SQuAD 2.0's
 unanswerable questions) against the single gold ``""``.
 
 Requesting ``squad_em`` and ``squad_f1`` together in one ``with_columns`` (or one
-:func:`evalframe.score`) on a LazyFrame normalises each string once: the two
-expressions share their normalisation, which polars' common-subexpression
-elimination computes once.
+:func:`evalframe.score`) on a LazyFrame scores each row once: the two expressions
+read one shared kernel, which polars' common-subexpression elimination computes once.
+The kernel cuts the texts at their spaces, normalises each *distinct* piece once
+(:func:`evalframe.normalize.squad.squad_word_ids`), and counts shared words on
+integer word ids.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -34,12 +36,15 @@ shape: (4, 4)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
-from evalframe.metrics._token_f1 import map_alternatives, token_f1_expr
+from evalframe.metrics._token_f1 import _expression_key, _f1, overlap_counts, shared
 from evalframe.metrics.registry import Reference, register
-from evalframe.normalize.squad import squad_normalize
+from evalframe.normalize.squad import squad_word_ids
 from evalframe.schema import LIST_STR, STR
 
 __all__ = ["squad_em", "squad_f1"]
@@ -68,24 +73,104 @@ _COMMON_EDGE_RULES = (
 )
 
 
-def _normalized_inputs(prediction: IntoExpr, gold: IntoExpr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """The normalised prediction, the normalised gold list, and its non-null count.
+#: The per-row statistics both metrics read, computed once when both are requested:
+#: ``[em, f1]`` (an array, not a struct: polars eliminates a common subexpression
+#: under ``arr.get`` but not under ``struct.field``).
+_SCORES = pl.Array(pl.Float64, 2)
 
-    Built identically for both metrics so that polars computes them once when both
-    metrics are requested together.
+
+def _scores(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """``[em, f1]`` per row, one kernel shared by both metrics.
+
+    Built once per (prediction, gold) expression, so that polars' common
+    subexpression elimination computes it once when both metrics are requested.
     """
     pred = parse_into_expr(prediction).cast(pl.String)
     golds = pl.concat_list([parse_into_expr(gold)]).cast(pl.List(pl.String))
-    normalized_pred = squad_normalize(pred)
-    normalized_golds = map_alternatives(golds, squad_normalize)
-    valid = golds.list.len() - golds.list.count_matches(None)
-    return normalized_pred, normalized_golds, valid
+    pred_key, gold_key = _expression_key(pred), _expression_key(golds)
+    key = None if pred_key is None or gold_key is None else ("squad", pred_key, gold_key)
+    return shared(
+        key,
+        lambda: pl.map_batches(
+            [pred, golds], _score_batch, return_dtype=_SCORES, is_elementwise=True
+        ),
+    )
 
 
-def _null_rows(prediction: IntoExpr, gold: IntoExpr, valid: pl.Expr) -> pl.Expr:
-    golds = pl.concat_list([parse_into_expr(gold)])
-    all_null = (golds.list.len() > 0) & (valid == 0)
-    return parse_into_expr(prediction).is_null() | golds.is_null() | all_null
+def _score_batch(series: Sequence[pl.Series]) -> pl.Series:
+    """``[em, f1]`` of a batch of rows.
+
+    Polars calls it on slices of a column from several threads at once (the
+    expression is elementwise); the work in numpy and polars releases the GIL.
+    """
+    pred = series[0].cast(pl.String)
+    em, f1 = _score_rows(pred, series[1].cast(pl.List(pl.String)))
+    both = np.stack([em, f1], axis=1).ravel()
+    return pl.Series(pred.name, both, dtype=pl.Float64, nan_to_null=True).reshape((len(pred), 2))
+
+
+def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``get_raw_scores``' EM and F1 per row (NaN where the result is null).
+
+    A row with an alternative equal to the prediction, character for character,
+    scores 1.0 and 1.0 when the prediction has words: its other alternatives are
+    never split into words.
+    """
+    n = len(pred)
+    pred_null = pred.is_null().to_numpy()
+    gold_null = golds.is_null().to_numpy()
+    list_len = golds.list.len().fill_null(0).to_numpy().astype(np.int64)
+    alternatives = golds.explode(empty_as_null=False, keep_nulls=False)
+    alt_null = alternatives.is_null().to_numpy()
+    alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)
+    valid = np.bincount(alt_row[~alt_null], minlength=n)
+    copied = np.zeros(n, dtype=bool)
+    copied[alt_row[(alternatives == pred.gather(alt_row)).fill_null(False).to_numpy()]] = True
+
+    need = np.flatnonzero(~copied[alt_row])
+    counts, words = squad_word_ids(pl.concat([pred, alternatives.gather(need)]))
+    starts = np.cumsum(counts) - counts
+    pred_len = counts[:n]
+    alt_len = np.zeros(alt_row.size, dtype=np.int64)
+    alt_len[need] = counts[n:]
+    alt_start = np.zeros(alt_row.size, dtype=np.int64)
+    alt_start[need] = starts[n:]
+    empty_copy = np.flatnonzero(copied & (pred_len == 0))
+    if empty_copy.size:  # the copy has no words either: the other alternatives decide
+        undecided = np.zeros(n, dtype=bool)
+        undecided[empty_copy] = True
+        rest = np.flatnonzero(undecided[alt_row])
+        alt_len[rest] = squad_word_ids(alternatives.gather(rest))[0]
+        need = np.flatnonzero(~copied[alt_row] | undecided[alt_row])
+
+    # Gold alternatives with words (the others are dropped, as get_raw_scores does).
+    answerable = need[~alt_null[need] & (alt_len[need] > 0)]
+    row = alt_row[answerable]
+    has_words = pred_len[row] > 0  # an empty prediction scores 0 against them
+    scored = answerable[has_words]
+    em_alt = np.zeros(answerable.size)
+    f1_alt = np.zeros(answerable.size)
+    if scored.size:
+        scored_row = alt_row[scored]
+        same, exact = overlap_counts(
+            words, starts[scored_row], pred_len[scored_row], alt_start[scored], alt_len[scored]
+        )
+        em_alt[has_words] = exact
+        f1_alt[has_words] = _f1(same, pred_len[scored_row], alt_len[scored])
+    # Questions without an answerable gold have the single gold "".
+    em = (pred_len == 0).astype(np.float64)
+    f1 = em.copy()
+    if answerable.size:
+        first = np.flatnonzero(np.diff(row, prepend=-1))
+        em[row[first]] = np.maximum.reduceat(em_alt, first)
+        f1[row[first]] = np.maximum.reduceat(f1_alt, first)
+    hit = copied & (pred_len > 0)
+    em[hit] = 1.0
+    f1[hit] = 1.0
+    null = pred_null | gold_null | ((list_len > 0) & (valid == 0))
+    em[null] = np.nan
+    f1[null] = np.nan
+    return em, f1
 
 
 def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
@@ -132,18 +217,7 @@ def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     │ null      ┆ ["x"]          ┆ null     │
     └───────────┴────────────────┴──────────┘
     """
-    normalized_pred, normalized_golds, valid = _normalized_inputs(prediction, gold)
-    answerable = valid - normalized_golds.list.count_matches("")
-    exact = (
-        pl.when(normalized_pred == "")
-        .then(answerable == 0)
-        .otherwise(normalized_golds.list.contains(normalized_pred))
-    )
-    return (
-        pl.when(_null_rows(prediction, gold, valid))
-        .then(pl.lit(None, dtype=pl.Float64))
-        .otherwise(exact.cast(pl.Float64))
-    )
+    return _scores(prediction, gold).arr.get(0)
 
 
 def squad_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
@@ -193,8 +267,7 @@ def squad_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     │ null        ┆ x              ┆ null     │
     └─────────────┴────────────────┴──────────┘
     """
-    normalized_pred, normalized_golds, _ = _normalized_inputs(prediction, gold)
-    return token_f1_expr(normalized_pred, normalized_golds, drop_empty_gold=True)
+    return _scores(prediction, gold).arr.get(1)
 
 
 register(
