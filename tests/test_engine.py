@@ -172,3 +172,26 @@ def test_import_evalframe_defers_every_heavy_module():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_no_public_name_is_shadowed_by_a_submodule():
+    """Importing ``evalframe.<x>`` binds ``evalframe.x`` to the module: a public function
+    of the same name, loaded on first use, would then be hidden by it."""
+    import pkgutil
+    import subprocess
+    import sys
+
+    submodules = {module.name for module in pkgutil.iter_modules(ef.__path__)}
+    functions = {name for name in ef.__all__ if name not in ef._SUBMODULES}
+    assert not functions & submodules
+    code = (
+        "import importlib, pkgutil, evalframe as ef\n"
+        "for m in pkgutil.iter_modules(ef.__path__):\n"
+        "    if m.name != '__main__': importlib.import_module('evalframe.' + m.name)\n"
+        "import types\n"
+        "bad = [n for n in ef.__all__ if n not in ef._SUBMODULES\n"
+        "       and isinstance(getattr(ef, n), types.ModuleType)]\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

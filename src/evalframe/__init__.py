@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the names below, imported only when first used (a fast impo
     from evalframe.io.join import join_metadata
     from evalframe.metrics.registry import list_metrics
     from evalframe.normalize.table import list_normalizers
-    from evalframe.rescore import Rescore, rescore
+    from evalframe.rescoring import Rescore, rescore
     from evalframe.stats import (
         PairedVariance,
         aggregate,
@@ -52,7 +52,7 @@ _LOCATIONS = {
     "EvalframeError": "evalframe.errors",
     "ExtractionAudit": "evalframe.extract.audit",
     "PairedVariance": "evalframe.stats",
-    "Rescore": "evalframe.rescore",
+    "Rescore": "evalframe.rescoring",
     "aggregate": "evalframe.stats",
     "audit_extractors": "evalframe.extract.audit",
     "compare": "evalframe.stats",
@@ -69,7 +69,7 @@ _LOCATIONS = {
     "paired_bootstrap": "evalframe.stats",
     "paired_variance": "evalframe.stats",
     "power": "evalframe.stats",
-    "rescore": "evalframe.rescore",
+    "rescore": "evalframe.rescoring",
     "sample_size": "evalframe.stats",
     "save": "evalframe.io",
     "scan": "evalframe.io",

@@ -860,7 +860,7 @@ def _describe_metric(text: str) -> str:
 
 
 def _run_rescore(args: argparse.Namespace) -> int:
-    from evalframe.rescore import rescore
+    from evalframe.rescoring import rescore
 
     mapping = _column_mapping(args.col)
     requests = _usage(parse_requests, args.metrics)
