@@ -76,6 +76,33 @@ def write_results(name: str, summary: dict[str, Any]) -> Path:
 GROWTH_LIMIT = 1.3
 
 
+def side_by_side(reference_seconds: float, evalframe_seconds: float, rows: int) -> dict[str, Any]:
+    """One comparison entry: both times, the speed-up and evalframe's time per row.
+
+    >>> side_by_side(2.0, 0.5, 1000)["speedup"]
+    4.0
+    """
+    return {
+        "reference_s": round(reference_seconds, 4),
+        "evalframe_s": round(evalframe_seconds, 4),
+        "speedup": round(reference_seconds / evalframe_seconds, 2),
+        "evalframe_us_per_row": round(1e6 * evalframe_seconds / rows, 3),
+    }
+
+
+def growth_by_name(small: dict[str, Any], large: dict[str, Any], names) -> dict[str, Any]:
+    """The no-superlinear verdict of each named entry of two runs (``rows`` + entries made
+    by :func:`side_by_side`), printed and returned for the results file."""
+    checks = {
+        name: growth_check(small["rows"], small[name]["evalframe_s"], large["rows"],
+                           large[name]["evalframe_s"])
+        for name in names
+    }
+    print("time per row at 10x rows:",
+          {name: check["time_per_row_growth"] for name, check in checks.items()})
+    return checks
+
+
 def growth_check(
     small_rows: int, small_seconds: float, large_rows: int, large_seconds: float,
     limit: float = GROWTH_LIMIT,

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import growth_check, timed, write_results
+from _harness import growth_by_name, side_by_side, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -89,12 +89,7 @@ def measure(rows: int) -> dict:
 
         evalframe_time, got = timed(run, repeat=3)
         assert got.to_list() == expected, f"{name}: evalframe and the reference disagree"
-        result[name] = {
-            "reference_s": round(reference_time, 4),
-            "evalframe_s": round(evalframe_time, 4),
-            "speedup": round(reference_time / evalframe_time, 2),
-            "evalframe_us_per_row": round(1e6 * evalframe_time / rows, 3),
-        }
+        result[name] = side_by_side(reference_time, evalframe_time, rows)
     print(result)
     return result
 
@@ -104,11 +99,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000)
     args = parser.parse_args()
     small, large = measure(args.rows), measure(10 * args.rows)
-    growth = {
-        name: round(large[name]["evalframe_us_per_row"] / small[name]["evalframe_us_per_row"], 3)
-        for name in OURS
-    }
-    print(f"time per row at 10x rows: {growth}")
+    growth = growth_by_name(small, large, OURS)
     write_results("extract_simple", {
         "reference": {
             "boxed": "lm-eval 0.4.13 minerva_math remove_boxed(last_boxed_only_string)",
@@ -116,12 +107,7 @@ def main() -> None:
             "last_number": "Qwen2.5-Math extract_answer last-number branch (its expression)",
         },
         "runs": [small, large],
-        "per_row_growth_at_10x": growth,
-        "no_superlinear": {
-            name: growth_check(small["rows"], small[name]["evalframe_s"], large["rows"],
-                               large[name]["evalframe_s"])
-            for name in OURS
-        },
+        "no_superlinear": growth,
     })
 
 

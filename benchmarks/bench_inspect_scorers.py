@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import growth_check, timed, write_results
+from _harness import growth_by_name, side_by_side, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -80,12 +80,7 @@ def measure(rows: int) -> dict:
 
         evalframe_time, got = timed(run, repeat=3)
         assert got.to_list() == expected, f"{name}: evalframe and the reference disagree"
-        result[name] = {
-            "reference_s": round(reference_time, 4),
-            "evalframe_s": round(evalframe_time, 4),
-            "speedup": round(reference_time / evalframe_time, 2),
-            "evalframe_us_per_row": round(1e6 * evalframe_time / rows, 3),
-        }
+        result[name] = side_by_side(reference_time, evalframe_time, rows)
     print(result)
     return result
 
@@ -96,20 +91,11 @@ def main() -> None:
     args = parser.parse_args()
     measure(100)  # character classes and number tables, built once
     small, large = measure(args.rows), measure(10 * args.rows)
-    growth = {
-        name: round(large[name]["evalframe_us_per_row"] / small[name]["evalframe_us_per_row"], 3)
-        for name in SCORERS
-    }
-    print(f"time per row at 10x rows: {growth}")
+    growth = growth_by_name(small, large, SCORERS)
     write_results("inspect_scorers", {
         "reference": "inspect_ai 0.3.285 scorer.match/includes/answer, value_to_float",
         "runs": [small, large],
-        "per_row_growth_at_10x": growth,
-        "no_superlinear": {
-            name: growth_check(small["rows"], small[name]["evalframe_s"], large["rows"],
-                               large[name]["evalframe_s"])
-            for name in SCORERS
-        },
+        "no_superlinear": growth,
     })
 
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from _harness import growth_check, timed, write_results
+from _harness import growth_check, side_by_side, timed, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -77,13 +77,7 @@ def measure(rows: int) -> dict:
     reference_time, expected = timed(lambda: reference(texts), repeat=1)
     evalframe_time, got = timed(lambda: ours(frame), repeat=3)
     assert got == expected, "evalframe and lighteval disagree"
-    result = {
-        "rows": rows,
-        "lighteval_s": round(reference_time, 4),
-        "evalframe_s": round(evalframe_time, 4),
-        "speedup": round(reference_time / evalframe_time, 2),
-        "evalframe_us_per_row": round(1e6 * evalframe_time / rows, 3),
-    }
+    result = {"rows": rows, **side_by_side(reference_time, evalframe_time, rows)}
     print(result)
     return result
 
