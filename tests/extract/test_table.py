@@ -113,3 +113,18 @@ def test_answer_of_is_lazy_and_keeps_chunks_apart():
     lazy = frame.lazy().select(answer_of(pl.col("s"), "m", "boxed"))
     assert lazy.collect_schema() == {"s": pl.String}
     assert lazy.collect()["s"].to_list() == ["1", None, None, "3"]
+
+
+def test_the_table_is_complete_when_first_read_in_a_fresh_process():
+    """The extractor modules load on the first read of the table, whatever the read."""
+    import subprocess
+    import sys
+
+    code = (
+        "from evalframe.extract.table import EXTRACTORS\n"
+        "assert EXTRACTORS['lighteval_letters'].name == 'lighteval_letters'\n"
+        "assert 'gsm8k_flexible' in EXTRACTORS and len(EXTRACTORS) == len(list(EXTRACTORS))\n"
+        "assert {'boxed', 'mmlu_pro', 'lighteval_math', 'inspect_answer_letter'} <= set(EXTRACTORS)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

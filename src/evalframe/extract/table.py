@@ -68,14 +68,50 @@ class Extractor:
 
 
 #: name -> Extractor; filled by the modules of :mod:`evalframe.extract` as they are imported.
-EXTRACTORS: dict[str, Extractor] = {}
+class _Table(dict):
+    """The extractor table: a dict that imports the extractor modules before it is read."""
+
+    def __getitem__(self, name: str) -> Extractor:
+        _load_table()
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        _load_table()
+        return super().__contains__(name)
+
+    def __iter__(self):
+        _load_table()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        _load_table()
+        return super().__len__()
+
+    def get(self, name, default=None):
+        _load_table()
+        return super().get(name, default)
+
+    def keys(self):
+        _load_table()
+        return super().keys()
+
+    def values(self):
+        _load_table()
+        return super().values()
+
+    def items(self):
+        _load_table()
+        return super().items()
+
+
+EXTRACTORS: dict[str, Extractor] = _Table()
 
 
 def register_extractor(extractor: Extractor) -> Extractor:
     """Add ``extractor`` to the table (a name may be registered once)."""
-    if extractor.name in EXTRACTORS:
+    if dict.__contains__(EXTRACTORS, extractor.name):
         raise ValueError(f"extractor {extractor.name!r} is registered twice")
-    EXTRACTORS[extractor.name] = extractor
+    dict.__setitem__(EXTRACTORS, extractor.name, extractor)
     return extractor
 
 
@@ -242,11 +278,11 @@ def _load_table() -> None:
     """Import every extractor module (each registers its entries), once."""
     if _LOADED:
         return
+    _LOADED.append(True)  # set first: the modules' own reads of the table do not recurse
     import importlib
 
     for module in EXTRACTOR_MODULES:
         importlib.import_module(f"evalframe.extract.{module}")
-    _LOADED.append(True)
 
 
 _LOADED: list[bool] = []
