@@ -124,7 +124,8 @@ def test_the_table_is_complete_when_first_read_in_a_fresh_process():
         "from evalframe.extract.table import EXTRACTORS\n"
         "assert EXTRACTORS['lighteval_letters'].name == 'lighteval_letters'\n"
         "assert 'gsm8k_flexible' in EXTRACTORS and len(EXTRACTORS) == len(list(EXTRACTORS))\n"
-        "assert {'boxed', 'mmlu_pro', 'lighteval_math', 'inspect_answer_letter'} <= set(EXTRACTORS)\n"
+        "names = {'boxed', 'mmlu_pro', 'lighteval_math', 'inspect_answer_letter'}\n"
+        "assert names <= set(EXTRACTORS)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
