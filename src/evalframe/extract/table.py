@@ -36,6 +36,7 @@ __all__ = [
     "EXTRACTORS",
     "ExtractFunction",
     "Extractor",
+    "ExtractorLike",
     "answer_of",
     "extraction",
     "list_extractors",
@@ -66,6 +67,9 @@ class Extractor:
         expr = pl.col(text) if isinstance(text, str) else text
         return self.function(expr)
 
+
+#: What an ``extractor=`` option takes: a table name, an Extractor, a function, or None.
+ExtractorLike = str | Extractor | ExtractFunction | None
 
 #: name -> Extractor; filled by the modules of :mod:`evalframe.extract` as they are imported.
 class _Table(dict):
@@ -138,7 +142,7 @@ def _as_struct(function: ExtractFunction) -> ExtractFunction:
 
 
 def resolve_extractor(
-    metric: str, extractor: str | Extractor | ExtractFunction | None
+    metric: str, extractor: ExtractorLike
 ) -> tuple[str, ExtractFunction | None]:
     """The (name, struct function) of ``extractor``; ``None`` / ``"none"``: no extraction.
 
@@ -186,7 +190,7 @@ def _struct_or_wrap(function: ExtractFunction) -> ExtractFunction:
 
 
 def answer_of(
-    text: pl.Expr, metric: str, extractor: str | Extractor | ExtractFunction | None
+    text: pl.Expr, metric: str, extractor: ExtractorLike
 ) -> pl.Expr:
     """``text`` with ``extractor`` applied: the ``extracted`` field (``text`` when none).
 

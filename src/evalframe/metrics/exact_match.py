@@ -47,7 +47,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.extract.table import ExtractFunction, Extractor, answer_of
+from evalframe.extract.table import ExtractorLike, answer_of
 from evalframe.metrics._pairs import max_over_pairs
 from evalframe.metrics._token_f1 import map_alternatives
 from evalframe.metrics.registry import Reference, register
@@ -128,8 +128,8 @@ def exact_match(
     strip: bool = False,
     match: Match = "full",
     normalizer: str | TextFunction | None = "none",
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """Exact string match, with lm-eval-harness's and lighteval's options.
 
@@ -266,8 +266,8 @@ def lighteval_exact_match(
     normalizer: str | TextFunction | None = "none",
     strip: bool = False,
     match: Match = "full",
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """lighteval's ``ExactMatches``: 1.0 when a prediction matches a gold, else 0.0.
 
@@ -344,8 +344,8 @@ def _exact_match(
     normalizer: str | TextFunction | None,
     strip: bool,
     match: Match,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     if match not in ("full", "prefix", "suffix"):
         raise EvalframeError(
@@ -391,8 +391,8 @@ def quasi_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """lighteval's ``quasi_exact_match`` (``qem``): exact match after HELM normalisation.
 
@@ -444,8 +444,8 @@ def prefix_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """lighteval's ``prefix_exact_match`` (``pem``): the stripped prediction starts with a gold.
 
@@ -494,8 +494,8 @@ def prefix_quasi_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """lighteval's ``prefix_quasi_exact_match`` (``pqem``): prefix match after HELM normalisation.
 
@@ -546,8 +546,8 @@ def suffix_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """The stripped prediction ends with a stripped gold (lighteval's suffix exact match).
 
@@ -597,8 +597,8 @@ def suffix_quasi_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """The HELM-normalised prediction ends with a normalised gold (lighteval suffix match).
 
@@ -649,8 +649,8 @@ def quasi_exact_match_gsm8k(
     prediction: IntoExpr,
     gold: IntoExpr,
     *,
-    extractor: str | Extractor | ExtractFunction | None = "none",
-    gold_extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
+    gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """lighteval's ``quasi_exact_match_gsm8k``: the ``#### <number>`` answers are equal.
 

@@ -72,7 +72,7 @@ import polars as pl
 from evalframe._expr import IntoExpr, elementwise, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.extract.inspect_answer import AnswerType, answer_text, pattern_groups
-from evalframe.extract.table import ExtractFunction, Extractor, answer_of
+from evalframe.extract.table import ExtractorLike, answer_of
 from evalframe.metrics._inspect_numbers import could_be_number, normalize_number, parse_number
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
@@ -307,7 +307,7 @@ def inspect_match(
     location: Location = "end",
     ignore_case: bool = True,
     numeric: bool = False,
-    extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """Inspect's ``match()`` scorer: 1.0 where the completion matches a target.
 
@@ -385,7 +385,7 @@ def inspect_includes(
     gold: IntoExpr,
     *,
     ignore_case: bool = True,
-    extractor: str | Extractor | ExtractFunction | None = "none",
+    extractor: ExtractorLike = "none",
 ) -> pl.Expr:
     """Inspect's ``includes()`` scorer: 1.0 where a target occurs in the completion.
 

@@ -67,8 +67,7 @@ import polars as pl
 from evalframe._expr import IntoExpr, RowCheck, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import (
-    ExtractFunction,
-    Extractor,
+    ExtractorLike,
     answer_of,
     extracted_text,
     resolve_extractor,
@@ -81,7 +80,7 @@ __all__ = ["avg_at_k", "g_pass_at_k", "maj_at_k", "mg_pass_at_k"]
 
 Normalizer = str | TextFunction
 #: An ``extractor=`` / ``gold_extractor=`` value: a table name, an Extractor, a function.
-ExtractorOption = str | Extractor | ExtractFunction | None
+ExtractorOption = ExtractorLike
 #: How a (generation, gold) pair is judged.
 Equivalence = Literal["exact", "math"]
 #: What maj@k votes over: the (normalised) texts, as lighteval, or the extracted answers.
