@@ -4,7 +4,9 @@ Each run is a new interpreter (``sys.executable``), timed from outside (wall sec
 interpreter start included); the child reads its own peak resident set size
 (``VmHWM`` in ``/proc/self/status``) when it is done (``ru_maxrss`` of a child is inherited
 across fork+exec on Linux, so it is not used). Reported: min and median over ``--runs``
-after one warm-up run (which also writes the bytecode caches).
+after one warm-up run, which also compiles evalframe's bytecode as an installed package has
+it (``PYTHONDONTWRITEBYTECODE`` is dropped for the children and the caches go to a
+temporary ``PYTHONPYCACHEPREFIX``, so the source tree is left clean).
 
 - ``import evalframe``;
 - ``evalframe score data/example_dump.jsonl -m squad_em -o out.parquet``, run as the
@@ -56,8 +58,9 @@ def commands(out: Path) -> dict[str, str]:
     }
 
 
-def run_once(code: str) -> tuple[float, float]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def run_once(code: str, bytecode: Path) -> tuple[float, float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONPYCACHEPREFIX": str(bytecode)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
@@ -77,8 +80,9 @@ def main(argv: list[str] | None = None) -> dict:
     figures = {}
     with tempfile.TemporaryDirectory() as folder:
         for name, code in commands(Path(folder) / "out.parquet").items():
-            run_once(code)  # warm-up: bytecode caches, the file system cache
-            runs = [run_once(code) for _ in range(args.runs)]
+            bytecode = Path(folder) / "bytecode"
+            run_once(code, bytecode)  # warm-up: bytecode caches, the file system cache
+            runs = [run_once(code, bytecode) for _ in range(args.runs)]
             seconds = [run[0] for run in runs]
             peaks = [run[1] for run in runs]
             figures[name] = {

@@ -108,3 +108,20 @@ def test_sharing_survives_other_text_metrics_in_the_same_call():
                               M.token_f1("pred", "gold").alias("t")).explain()
     assert "list.eval" not in plan
     assert "__POLARS_CSER" in plan
+
+
+def test_a_batch_scored_in_slices_equals_the_whole(monkeypatch):
+    """Slices of a few bytes (one row each, or a few) give the values of one pass."""
+    import functools
+
+    from evalframe import _slices
+    from evalframe.metrics import squad as squad_module
+
+    pred = ["the cat sat", None, "", "Paris, France", "ÉLAN naïve", "x y z", "a", "cat"] * 5
+    gold = [["A cat sat down"], ["x"], [], ["paris", None], ["élan"], None, ["an"], [None]] * 5
+    whole = run(pred, gold)
+    for budget in (1, 7, 30):
+        monkeypatch.setattr(
+            squad_module, "byte_slices", functools.partial(_slices.byte_slices, budget=budget)
+        )
+        assert run(pred, gold) == whole

@@ -27,18 +27,30 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.json as pj
 
 from evalframe.errors import EvalframeError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 BOM = b"\xef\xbb\xbf"
 #: The largest block pyarrow's JSON reader takes (its block size is an int32).
 MAX_BLOCK = 2**31 - 1
-#: What pyarrow raises on a file it cannot parse or unify (not on an unreadable file).
-PARSE_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+
+
+def parse_errors() -> tuple[type[Exception], ...]:
+    """What pyarrow raises on a file it cannot parse or unify (not on an unreadable file).
+
+    pyarrow is loaded by the JSON readers only, not when this module is imported.
+    """
+    import pyarrow as pa
+
+    return (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+
+
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 SINGULAR = {
@@ -75,13 +87,13 @@ JSON type on every line (null aside): write a single value as a one-item list ([
     """
     try:
         table = _exact(lambda schema: _arrow_jsonl(path, compressed, schema=schema))
-    except PARSE_ERRORS as error:
+    except parse_errors() as error:
         _raise_problem(path, _jsonl_problem(path, compressed))
         try:  # blocks inferred apart can fail to unify (null, then a list of objects)
             table = _exact(
                 lambda schema: _arrow_jsonl(path, compressed, schema=schema, one_block=True)
             )
-        except PARSE_ERRORS as again:
+        except parse_errors() as again:
             raise EvalframeError(
                 f"cannot read {str(path)!r} as JSON lines: {arrow_message(again)}"
             ) from error
@@ -91,6 +103,9 @@ JSON type on every line (null aside): write a single value as a one-item list ([
 def _arrow_jsonl(
     path: Path, compressed: bool, *, one_block: bool = False, schema: pa.Schema | None = None
 ) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.json as pj
+
     parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
     with _open_arrow(path, compressed) as stream:
         if not one_block:
@@ -107,6 +122,8 @@ def _exact(read: Callable[[pa.Schema | None], pa.Table]) -> pa.Table:
     the nulls that open a list before its item type is known: ``[null, "a"]``). Every table
     is checked in full (list lengths, UTF-8), which costs a fraction of the parse.
     """
+    import pyarrow as pa
+
     table = read(None)
     schema = _as_text_schema(table.schema)
     if schema == table.schema:
@@ -119,6 +136,8 @@ def _exact(read: Callable[[pa.Schema | None], pa.Table]) -> pa.Table:
 
 def _repaired(table: pa.Table) -> pa.Table:
     """``table`` with its lists of nulls rebuilt (see :func:`_repair`), checked in full."""
+    import pyarrow as pa
+
     if not any(_has_null_list(field.type) for field in table.schema):
         table.validate(full=True)
         return table
@@ -134,6 +153,8 @@ def _repaired(table: pa.Table) -> pa.Table:
 
 
 def _has_null_list(dtype: pa.DataType) -> bool:
+    import pyarrow as pa
+
     if pa.types.is_list(dtype):
         return pa.types.is_null(dtype.value_type) or _has_null_list(dtype.value_type)
     return pa.types.is_struct(dtype) and any(_has_null_list(f.type) for f in dtype)
@@ -141,6 +162,8 @@ def _has_null_list(dtype: pa.DataType) -> bool:
 
 def _repair(array: pa.Array) -> pa.Array:
     """Rebuild lists of nulls: pyarrow 26's JSON reader gives them too few (null) items."""
+    import pyarrow as pa
+
     if pa.types.is_list(array.type):
         values = array.values
         if pa.types.is_null(values.type):
@@ -155,6 +178,8 @@ def _repair(array: pa.Array) -> pa.Array:
 
 
 def _open_arrow(path: Path, compressed: bool) -> pa.NativeFile:
+    import pyarrow as pa
+
     raw = pa.OSFile(str(path))
     return pa.CompressedInputStream(raw, "gzip") if compressed else raw
 
@@ -230,7 +255,7 @@ def read_json_array(path: Path, *, compressed: bool) -> pl.DataFrame:
         raise EvalframeError(f"cannot read {str(path)!r}: expected a JSON list of records")
     try:
         records = _records(_exact(lambda schema: _arrow_array(data, schema)))
-    except PARSE_ERRORS as error:
+    except parse_errors() as error:
         _raise_problem(path, _json_array_problem(data))
         message = f"cannot read {str(path)!r} as JSON: {arrow_message(error)}"
         raise EvalframeError(message) from error
@@ -262,6 +287,9 @@ def _read_bytes(path: Path, compressed: bool) -> bytes:
 
 def _arrow_array(data: bytes, schema: pa.Schema | None = None) -> pa.Table:
     """Parse the array as the one field of one object, so pyarrow unifies every record's types."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
     wrapped = b'{"rows":' + data + b"\n}"
     if len(wrapped) >= MAX_BLOCK:
         raise EvalframeError("a JSON list of records over 2 GiB: write it as JSON lines (.jsonl)")
@@ -271,6 +299,8 @@ def _arrow_array(data: bytes, schema: pa.Schema | None = None) -> pa.Table:
 
 
 def _records(table: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
     rows = table.column("rows").combine_chunks()
     if not pa.types.is_list(rows.type):
         raise pa.ArrowInvalid("not a list")
@@ -480,6 +510,8 @@ def _describe(kind: str, depth: int, items: str | None) -> str:
 
 def _as_text(dtype: pa.DataType) -> pa.DataType:
     """``dtype`` with timestamps (which pyarrow infers from ISO-8601 strings) as strings."""
+    import pyarrow as pa
+
     if pa.types.is_timestamp(dtype) or pa.types.is_date(dtype) or pa.types.is_time(dtype):
         return pa.string()
     if pa.types.is_list(dtype):
@@ -490,4 +522,6 @@ def _as_text(dtype: pa.DataType) -> pa.DataType:
 
 
 def _as_text_schema(schema: pa.Schema) -> pa.Schema:
+    import pyarrow as pa
+
     return pa.schema([pa.field(field.name, _as_text(field.type)) for field in schema])

@@ -16,20 +16,20 @@ Per format (see ``docs/guide.md``, "Reading files"):
 
 from __future__ import annotations
 
+import sys
 import warnings
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 import polars as pl
-import pyarrow as pa
 
 from evalframe.errors import EvalframeError
 from evalframe.io._cast import DtypeLike, apply_schema, parse_schema
 from evalframe.io._common import first_line
 from evalframe.io._csv import check_csv_empty, csv_locator, csv_problem, scan_csv
-from evalframe.io._json import json_array_locator, jsonl_locator, read_json_array, read_jsonl
 from evalframe.io.adapters import (
     Adapter,
     Probe,
@@ -44,12 +44,26 @@ from evalframe.io.adapters.table import AUTO, TABLE
 from evalframe.io.formats import FORMAT_LABELS, READ_FORMATS, check_content, format_of
 from evalframe.io.paths import expand_paths, expand_user_path, from_directory
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = ["Source", "expand_paths", "expand_user_path", "load", "scan"]
 
-Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame | pa.Table
+# pyarrow is imported only by the readers that use it (JSON), not to read parquet.
+Source = Union[str, Path, Sequence[str | Path], pl.DataFrame, pl.LazyFrame, "pa.Table"]
 
-#: Errors a reader can raise on a bad file (gzip: EOFError and zlib.error).
-READ_ERRORS = (OSError, EOFError, zlib.error, pl.exceptions.PolarsError, pa.ArrowException)
+#: Errors any reader can raise on a bad file (gzip: EOFError and zlib.error).
+_BASE_READ_ERRORS = (OSError, EOFError, zlib.error, pl.exceptions.PolarsError)
+
+
+def read_errors() -> tuple[type[BaseException], ...]:
+    """The errors a reader can raise on a bad file, pyarrow's once a reader has loaded it.
+
+    >>> OSError in read_errors()
+    True
+    """
+    arrow = sys.modules.get("pyarrow")
+    return _BASE_READ_ERRORS if arrow is None else (*_BASE_READ_ERRORS, arrow.ArrowException)
 
 #: Bytes read first from every file, to tell an empty file or a wrong format.
 HEAD_BYTES = 16
@@ -268,7 +282,8 @@ def _in_memory(source: object) -> pl.LazyFrame | None:
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()
-    if isinstance(source, pa.Table):
+    arrow = sys.modules.get("pyarrow")  # a pyarrow table exists only once it is loaded
+    if arrow is not None and isinstance(source, arrow.Table):
         frame = pl.from_arrow(source)
         assert isinstance(frame, pl.DataFrame)
         return frame.lazy()
@@ -297,7 +312,7 @@ def _read_part(
     try:
         frame, locate, diagnose = _reader(path, kind, schema, csv_empty)
         frame.collect_schema()
-    except READ_ERRORS as error:
+    except read_errors() as error:
         problem = csv_problem(path) if kind == "csv" else None
         message = (
             f"cannot read {str(path)!r}: {problem}" if problem else _failure(path, kind, error)
@@ -324,7 +339,7 @@ def _read_adapted(
     try:
         frame = adapter.read(path)
         frame.collect_schema()
-    except READ_ERRORS as error:
+    except read_errors() as error:
         raise EvalframeError(
             f"cannot read {str(path)!r} as {adapter.harness} {adapter.files} "
             f"(format {adapter.name!r}): {first_line(error)}"
@@ -385,6 +400,13 @@ def _reader(
     if kind == "csv":
         frame = scan_csv(path, csv_empty=csv_empty, text_columns=schema)
         return frame, csv_locator(path), lambda: csv_problem(path)
+    from evalframe.io._json import (
+        json_array_locator,
+        jsonl_locator,
+        read_json_array,
+        read_jsonl,
+    )
+
     compressed = kind.endswith(".gz")
     if kind.startswith("ndjson"):
         frame = read_jsonl(path, compressed=compressed).lazy()

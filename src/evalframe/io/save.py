@@ -24,6 +24,10 @@ from evalframe.io.formats import WRITE_FORMATS, format_of
 #: Seconds an interrupted save waits for its plan to stop (a batch in flight finishes).
 _STOP_TIMEOUT = 5.0
 
+#: The longest pause between two looks at a running save (a wakeup costs microseconds;
+#: the pause is at most what a save's end is noticed late).
+_MAX_POLL_SECONDS = 0.005
+
 
 def save(
     frame: pl.DataFrame | pl.LazyFrame,
@@ -178,7 +182,7 @@ class _Background:
                 return result
             self._over = False
             time.sleep(delay)
-            delay = min(2 * delay, 0.05)
+            delay = min(2 * delay, _MAX_POLL_SECONDS)
 
     def stop(self, timeout: float) -> None:
         """Cancel the query and wait, up to ``timeout`` seconds, until it has ended."""

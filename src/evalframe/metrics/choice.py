@@ -80,7 +80,6 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
@@ -162,6 +161,8 @@ class _Rows:
 
 
 def _rows(series: pl.Series, dtype: type) -> _Rows:
+    import pyarrow as pa  # on first use
+
     count = len(series)
     if series.dtype == pl.Null:
         none = np.zeros(count, bool)
@@ -210,6 +211,8 @@ def _row_any(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
     """Score every row of a batch; rows that break a rule carry minus an error code."""
+    import pyarrow as pa  # on first use
+
     inputs = iter(series)
     logprobs = _rows(next(inputs), np.float64)
     gold = _rows(next(inputs), np.int64) if plan.gold else None

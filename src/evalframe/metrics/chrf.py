@@ -61,7 +61,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalframe._expr import IntoExpr, RowCheck, describe, guard, parse_into_expr
 from evalframe.errors import EvalframeError
@@ -230,6 +229,8 @@ def chrf_reduction(
 
 def _string_buffers(series: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of a String Series without nulls, and its row offsets (from 0)."""
+    import pyarrow as pa  # on first use
+
     array = series.to_arrow()
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

@@ -73,7 +73,6 @@ from functools import cache, reduce
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalframe._expr import IntoExpr, RowCheck, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
@@ -177,6 +176,8 @@ def _trie_match(node: _Trie, depth: int = 0) -> pl.Expr:
 
 def _bitmap_words(mask: pl.Series, words: int) -> np.ndarray:
     """The bits of a boolean Series as little-endian ``uint64`` words (bit i = row i)."""
+    import pyarrow as pa  # on first use
+
     array = mask.to_arrow()
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -212,6 +213,8 @@ def _popcount(words: np.ndarray) -> np.ndarray:
 
 def _string_buffers(chunk: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of a one-chunk String Series and its row offsets (rebased to 0)."""
+    import pyarrow as pa  # on first use
+
     array = chunk.to_arrow()
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()

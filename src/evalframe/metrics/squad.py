@@ -42,6 +42,7 @@ import numpy as np
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe._slices import byte_slices
 from evalframe.metrics._token_f1 import _expression_key, _f1, overlap_counts, shared
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize.squad import squad_word_ids
@@ -101,12 +102,33 @@ def _score_batch(series: Sequence[pl.Series]) -> pl.Series:
     """``[em, f1]`` of a batch of rows.
 
     Polars calls it on slices of a column from several threads at once (the
-    expression is elementwise); the work in numpy and polars releases the GIL.
+    expression is elementwise); the work in numpy and polars releases the GIL. The
+    batch is scored a few megabytes of text at a time (:mod:`evalframe._slices`).
     """
     pred = series[0].cast(pl.String)
-    em, f1 = _score_rows(pred, series[1].cast(pl.List(pl.String)))
+    golds = series[1].cast(pl.List(pl.String))
+    row_bytes = _row_bytes(pred, golds)
+    parts = [
+        _score_rows(pred.slice(offset, length), golds.slice(offset, length))
+        for offset, length in byte_slices(row_bytes)
+    ]
+    if len(parts) == 1:
+        em, f1 = parts[0]
+    else:  # slices of bounded text keep the working arrays small
+        em = np.concatenate([part[0] for part in parts])
+        f1 = np.concatenate([part[1] for part in parts])
     both = np.stack([em, f1], axis=1).ravel()
     return pl.Series(pred.name, both, dtype=pl.Float64, nan_to_null=True).reshape((len(pred), 2))
+
+
+def _row_bytes(pred: pl.Series, golds: pl.Series) -> np.ndarray:
+    """The bytes of text of each row: its prediction and all its gold alternatives."""
+    list_len = golds.list.len().fill_null(0).to_numpy().astype(np.int64)
+    alternatives = golds.explode(empty_as_null=False, keep_nulls=False)
+    alt_bytes = alternatives.str.len_bytes().fill_null(0).to_numpy().astype(np.float64)
+    rows = np.repeat(np.arange(len(pred), dtype=np.int64), list_len)
+    gold_bytes = np.bincount(rows, weights=alt_bytes, minlength=len(pred)).astype(np.int64)
+    return pred.str.len_bytes().fill_null(0).to_numpy().astype(np.int64) + gold_bytes
 
 
 def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -41,7 +41,6 @@ from functools import cache
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.normalize._python_float import accepted_by_float, float_text
@@ -166,6 +165,8 @@ def _normalize_spans(texts: pl.Series) -> pl.Series:
     spaces. Answers share few distinct tokens, so this does far less work than
     normalising every span whole. A null span stays null.
     """
+    import pyarrow as pa  # on first use
+
     tokens = texts.cast(pl.String).str.replace_all("-", " ", literal=True).str.split(" ")
     flat = tokens.explode(empty_as_null=False, keep_nulls=False)
     distinct = flat.unique()

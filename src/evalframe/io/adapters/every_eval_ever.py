@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from evalframe.errors import EvalframeError
 from evalframe.io._json import jsonl_locator, read_jsonl
@@ -515,6 +514,8 @@ def read_results(path: Path) -> pl.LazyFrame:
     >>> frame.select("model", "task", "metric", "value", "stderr", "n").rows()
     [('org/m', 'gsm8k', 'em', 0.5, 0.1, 20)]
     """
+    import pyarrow as pa  # on first use
+
     try:
         record = json.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
     except (ValueError, OSError) as error:

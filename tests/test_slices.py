@@ -1,0 +1,36 @@
+"""Cutting batches into slices of bounded text."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalframe._slices import byte_slices
+
+
+@given(st.lists(st.integers(0, 50), max_size=60), st.integers(1, 80))
+def test_slices_cover_every_row_in_order_within_the_budget(sizes, budget):
+    slices = byte_slices(np.array(sizes, dtype=np.int64), budget)
+    covered = [row for offset, length in slices for row in range(offset, offset + length)]
+    assert covered == list(range(len(sizes)))
+    for offset, length in slices:
+        assert length >= 1
+        part = sizes[offset : offset + length]
+        assert sum(part) <= budget or length == 1  # only a lone row may exceed it
+    # greedy: the next row would not have fitted in the slice before it
+    for (offset, length), (after, _) in pairwise(slices):
+        assert sum(sizes[offset : offset + length]) + sizes[after] > budget
+
+
+def test_rows_without_text_and_a_huge_row():
+    assert byte_slices(np.zeros(5, dtype=np.int64), 1) == [(0, 5)]
+    assert byte_slices(np.array([1, 10**9, 1]), 10) == [(0, 1), (1, 1), (2, 1)]
+
+
+def test_a_budget_below_one_byte_is_refused():
+    with pytest.raises(ValueError, match="at least 1 byte"):
+        byte_slices(np.array([1]), 0)
