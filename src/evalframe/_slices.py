@@ -18,8 +18,9 @@ import numpy as np
 __all__ = ["TEXT_SLICE_BYTES", "byte_slices"]
 
 #: The text a kernel works on at a time (bytes). Smaller slices cut the peak memory of
-#: a stream and cost a few milliseconds of fixed overhead each.
-TEXT_SLICE_BYTES = 1 << 21
+#: a stream and cost a few milliseconds of fixed overhead each: at 3 MiB a SQuAD stream
+#: of 1M rows peaks at 1.2x what polars alone needs, against 1.45x at 8 MiB.
+TEXT_SLICE_BYTES = 3 << 20
 
 
 def byte_slices(row_bytes: np.ndarray, budget: int = TEXT_SLICE_BYTES) -> list[tuple[int, int]]:
