@@ -9,6 +9,12 @@ rows (best of ``--repeats``; the JSON parse is part of the time, as it is for a 
 
 Targets: JSON lines within 1.5x of parquet; time per row at 10x the rows within 1.3x.
 
+For scale, each row also gives the time polars' own multi-threaded reader takes just to
+parse the JSON lines file (``pl.read_ndjson``, no scoring, no exactness checks), and
+``parse_only_ratio``: that time over the whole parquet scoring. A workload whose scoring
+costs little (pass@k from ``n``, ``c``) has a ratio near or above 1: a JSON file cannot
+be scored within 1.5x of parquet when its parse alone takes about as long as the scoring.
+
     python benchmarks/bench_small_batches.py [--rows 100000 1000000] [--repeats 3]
 
 Writes results/small_batches.json.
@@ -27,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _qa_data  # noqa: E402
+import polars as pl  # noqa: E402
 from _harness import timed, write_results  # noqa: E402
 
 import evalframe as ef  # noqa: E402
@@ -86,11 +93,16 @@ def main(argv: list[str] | None = None) -> dict:
                             args.repeats,
                         )
                         assert scored.height == rows
+                    parse, _ = timed(
+                        lambda path=files[name]["jsonl"]: pl.read_ndjson(path), args.repeats
+                    )
                     row = {
                         "workload": name, "rows": rows, "call": how,
                         "parquet_seconds": round(seconds["parquet"], 3),
                         "jsonl_seconds": round(seconds["jsonl"], 3),
                         "ratio": round(seconds["jsonl"] / seconds["parquet"], 3),
+                        "parse_only_seconds": round(parse, 3),
+                        "parse_only_ratio": round(parse / seconds["parquet"], 3),
                     }
                     print(json.dumps(row), flush=True)
                     results.append(row)

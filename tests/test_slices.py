@@ -17,18 +17,24 @@ def test_slices_cover_every_row_in_order_within_the_budget(sizes, budget):
     slices = byte_slices(np.array(sizes, dtype=np.int64), budget)
     covered = [row for offset, length in slices for row in range(offset, offset + length)]
     assert covered == list(range(len(sizes)))
+    total = sum(sizes)
+    share = max(1, -(-total // max(1, -(-total // budget))))  # ceil(total / slices needed)
+    assert share <= budget
     for offset, length in slices:
         assert length >= 1
         part = sizes[offset : offset + length]
-        assert sum(part) <= budget or length == 1  # only a lone row may exceed it
+        assert sum(part) <= share or length == 1  # only a lone row may exceed the share
     # greedy: the next row would not have fitted in the slice before it
     for (offset, length), (after, _) in pairwise(slices):
-        assert sum(sizes[offset : offset + length]) + sizes[after] > budget
+        assert sum(sizes[offset : offset + length]) + sizes[after] > share
 
 
 def test_rows_without_text_and_a_huge_row():
     assert byte_slices(np.zeros(5, dtype=np.int64), 1) == [(0, 5)]
-    assert byte_slices(np.array([1, 10**9, 1]), 10) == [(0, 1), (1, 1), (2, 1)]
+    huge = byte_slices(np.array([1, 10**9, 1]), 10)
+    assert huge[-1] == (2, 1) and sum(length for _, length in huge) == 3
+    # equal shares: 4 x 4 bytes with a budget of 10 is 8 + 8, not 8 + 4 + 4
+    assert byte_slices(np.array([4, 4, 4, 4]), 10) == [(0, 2), (2, 2)]
 
 
 def test_a_budget_below_one_byte_is_refused():

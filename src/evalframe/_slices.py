@@ -8,7 +8,7 @@ texts are.
 
 >>> import numpy as np
 >>> byte_slices(np.array([3, 3, 3, 10, 1]), budget=6)
-[(0, 2), (2, 1), (3, 1), (4, 1)]
+[(0, 1), (1, 1), (2, 1), (3, 1), (4, 1)]
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ TEXT_SLICE_BYTES = 3 << 20
 
 
 def byte_slices(row_bytes: np.ndarray, budget: int = TEXT_SLICE_BYTES) -> list[tuple[int, int]]:
-    """``(offset, length)`` slices of consecutive rows holding at most ``budget`` bytes each.
+    """``(offset, length)`` slices of consecutive rows, about ``budget`` bytes each or less.
 
-    A row larger than ``budget`` is a slice of its own. The slices cover every row, in
-    order; no rows give no slices.
+    Each slice holds at most an equal share of the text, ``total / ceil(total / budget)``
+    bytes (so no small slice is left over at the end), and so at most ``budget``; a row
+    larger than that is a slice of its own. The slices cover every row, in order; no
+    rows give no slices.
 
     Parameters
     ----------
@@ -40,19 +42,24 @@ def byte_slices(row_bytes: np.ndarray, budget: int = TEXT_SLICE_BYTES) -> list[t
     --------
     >>> byte_slices(np.array([1, 1, 1]), budget=100)
     [(0, 3)]
+    >>> byte_slices(np.array([4, 4, 4, 4]), budget=10)  # two of 8 bytes, not 8 + 4 + 4
+    [(0, 2), (2, 2)]
     >>> byte_slices(np.array([], dtype=np.int64))
     []
     """
     if budget < 1:
         raise ValueError(f"budget must be at least 1 byte, got {budget}")
     sizes = np.asarray(row_bytes, dtype=np.int64)
+    if sizes.size == 0:
+        return []
+    ends = np.cumsum(sizes)
+    count = max(1, -(-int(ends[-1]) // budget))
+    share = max(1, -(-int(ends[-1]) // count))  # at most budget: the slices' equal share
     slices: list[tuple[int, int]] = []
-    start, n = 0, sizes.size
-    total = np.cumsum(sizes)
-    while start < n:
-        before = int(total[start - 1]) if start else 0
-        end = int(np.searchsorted(total, before + budget, side="right"))
-        end = max(end, start + 1)
-        slices.append((start, end - start))
-        start = end
+    start = 0
+    while start < sizes.size:
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + share, side="right")), start + 1)
+        slices.append((start, stop - start))
+        start = stop
     return slices
