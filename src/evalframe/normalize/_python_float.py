@@ -15,14 +15,13 @@ where polars' shortest round-trip formatting differs from Python's.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from functools import cache
 
 import polars as pl
 
 from evalframe._expr import let
-from evalframe.normalize._python_text import _all_characters, _as_class, whitespace_characters
+from evalframe.normalize._python_text import _as_class, decimal_characters, whitespace_characters
 
 __all__ = ["accepted_by_float", "float_text"]
 
@@ -35,7 +34,7 @@ def _decimal_digits() -> dict[str, str]:
     value (``Py_UNICODE_TODECIMAL``); those are exactly the characters ``re``'s
     ``\\d`` matches in a str pattern (``Py_UNICODE_ISDECIMAL``, the same table).
     """
-    return {ch: str(unicodedata.decimal(ch)) for ch in re.findall(r"\d", _all_characters())}
+    return {ch: str(unicodedata.decimal(ch)) for ch in decimal_characters()}
 
 
 @cache

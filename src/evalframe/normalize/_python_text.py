@@ -90,6 +90,7 @@ def _build_tables() -> dict[str, list[tuple[int, int]]]:
     return {
         "word": _ranges(map(ord, re.findall(r"\w", everything))),
         "whitespace": _ranges(map(ord, re.findall(r"\s", everything))),
+        "decimal": _ranges(map(ord, re.findall(r"\d", everything))),
         "lower": _ranges(map(ord, _computed_case_disagreements(upper=False))),
         "upper": _ranges(map(ord, _computed_case_disagreements(upper=True))),
     }
@@ -118,6 +119,12 @@ def whitespace_characters() -> str:
     Python's ``re`` defines ``\\s`` in str patterns by the same predicate.
     """
     return _characters(_tables()["whitespace"])
+
+
+@cache
+def decimal_characters() -> str:
+    """Every character Python's ``re`` counts as ``\\d`` in a str pattern (``str.isdecimal``)."""
+    return _characters(_tables()["decimal"])
 
 
 @cache
