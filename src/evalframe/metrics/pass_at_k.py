@@ -123,6 +123,10 @@ def estimate_arrays(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+#: Rows one pass of the kernel works on (its temporaries: a few float arrays of this length).
+_BLOCK_ROWS = 1 << 17
+
+
 def estimate(n: pl.Expr, c: pl.Expr, k: int) -> pl.Expr:
     """pass@k of integer expressions ``n``, ``c`` as one batched numpy/scipy kernel.
 
@@ -133,7 +137,13 @@ def estimate(n: pl.Expr, c: pl.Expr, k: int) -> pl.Expr:
     def kernel(series: list[pl.Series]) -> pl.Series:
         total = series[0].cast(pl.Float64).to_numpy()
         passed = series[1].cast(pl.Float64).to_numpy()
-        return pl.Series(estimate_arrays(total, passed, k), dtype=pl.Float64, nan_to_null=True)
+        out = np.empty(total.size, dtype=np.float64)
+        # Blocks of rows keep the temporaries small and reused, however large the batch
+        # (one 10M-row batch: 1.5x the time per row of a 1M-row one, unblocked).
+        for start in range(0, total.size, _BLOCK_ROWS):
+            block = slice(start, start + _BLOCK_ROWS)
+            out[block] = estimate_arrays(total[block], passed[block], k)
+        return pl.Series(out, dtype=pl.Float64, nan_to_null=True)
 
     return elementwise([n, c], kernel, pl.Float64)
 
