@@ -73,7 +73,7 @@ import polars as pl
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import EXTRACTION, Extractor, extraction, register_extractor
-from evalframe.normalize._python_text import _all_characters, whitespace_characters
+from evalframe.normalize._python_text import category_runs, code_point_runs, whitespace_characters
 from evalframe.normalize._python_text import lower as python_lower
 from evalframe.normalize._python_text import upper as python_upper
 
@@ -101,22 +101,13 @@ def python_whitespace() -> str:
     return whitespace_characters()
 
 
-def _ranges(codes: list[int]) -> list[tuple[int, int]]:
-    """Sorted code points as inclusive ``(low, high)`` runs."""
-    runs: list[tuple[int, int]] = []
-    for code in codes:
-        if runs and code == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], code)
-        else:
-            runs.append((code, code))
-    return runs
-
-
 @cache
 def _category(escape: str, ascii_only: bool) -> tuple[tuple[int, int], ...]:
     """The code points Python's ``re`` matches with ``escape`` (``\\d``, ``\\s``, ``\\w``)."""
-    pattern = re.compile(escape, re.ASCII if ascii_only else 0)
-    return tuple(_ranges([ord(found) for found in pattern.findall(_all_characters())]))
+    if not ascii_only:
+        return tuple((lo, hi) for lo, hi in category_runs(escape))
+    ascii_characters = "".join(map(chr, range(128)))
+    return tuple(code_point_runs(map(ord, re.findall(escape, ascii_characters, re.ASCII))))
 
 
 _CATEGORIES = {

@@ -78,7 +78,7 @@ from evalframe._expr import IntoExpr, RowCheck, guard, parse_into_expr, shared_k
 from evalframe.errors import EvalframeError
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
-from evalframe.normalize._python_text import whitespace_characters
+from evalframe.normalize._python_text import code_point_runs, whitespace_characters
 
 __all__ = [
     "bits_per_byte",
@@ -101,13 +101,7 @@ DOCUMENT_STATISTICS = pl.Struct({"loglikelihood": pl.Float64, "documents": pl.In
 
 
 def _ranges(values: list[int]) -> tuple[tuple[int, int], ...]:
-    out: list[tuple[int, int]] = []
-    for value in sorted(set(values)):
-        if out and out[-1][1] == value - 1:
-            out[-1] = (out[-1][0], value)
-        else:
-            out.append((value, value))
-    return tuple(out)
+    return tuple(code_point_runs(values))
 
 
 #: A trie of UTF-8 encodings: byte -> subtrie, ending in the ranges of the last byte.

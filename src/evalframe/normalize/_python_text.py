@@ -40,8 +40,12 @@ def _all_characters() -> str:
     return points.astype("<u4").tobytes().decode("utf-32-le")
 
 
-def _ranges(points: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted, merged ``(first, last)`` runs of the distinct code points ``points``."""
+def code_point_runs(points: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted, merged ``(first, last)`` runs of the distinct code points ``points``.
+
+    >>> code_point_runs([99, 97, 98, 98, 120])
+    [(97, 99), (120, 120)]
+    """
     ranges: list[tuple[int, int]] = []
     for point in sorted(set(points)):
         if ranges and ranges[-1][1] == point - 1:
@@ -51,7 +55,7 @@ def _ranges(points: Iterable[int]) -> list[tuple[int, int]]:
     return ranges
 
 
-def _class_of_ranges(ranges: Iterable[Sequence[int]], negate: bool = False) -> str:
+def _class_ofcode_point_runs(ranges: Iterable[Sequence[int]], negate: bool = False) -> str:
     """A Rust-regex character class matching exactly the code point runs ``ranges``."""
     body = "".join(
         f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in ranges
@@ -61,7 +65,7 @@ def _class_of_ranges(ranges: Iterable[Sequence[int]], negate: bool = False) -> s
 
 def _as_class(characters: Iterable[str], negate: bool = False) -> str:
     """A Rust-regex character class matching exactly ``characters``."""
-    return _class_of_ranges(_ranges(ord(ch) for ch in characters), negate=negate)
+    return _class_ofcode_point_runs(code_point_runs(ord(ch) for ch in characters), negate=negate)
 
 
 def _characters(ranges: Iterable[Sequence[int]]) -> str:
@@ -88,11 +92,11 @@ def _build_tables() -> dict[str, list[tuple[int, int]]]:
     """The tables, as code point runs, computed from the running Python and polars."""
     everything = _all_characters()
     return {
-        "word": _ranges(map(ord, re.findall(r"\w", everything))),
-        "whitespace": _ranges(map(ord, re.findall(r"\s", everything))),
-        "decimal": _ranges(map(ord, re.findall(r"\d", everything))),
-        "lower": _ranges(map(ord, _computed_case_disagreements(upper=False))),
-        "upper": _ranges(map(ord, _computed_case_disagreements(upper=True))),
+        "word": code_point_runs(map(ord, re.findall(r"\w", everything))),
+        "whitespace": code_point_runs(map(ord, re.findall(r"\s", everything))),
+        "decimal": code_point_runs(map(ord, re.findall(r"\d", everything))),
+        "lower": code_point_runs(map(ord, _computed_case_disagreements(upper=False))),
+        "upper": code_point_runs(map(ord, _computed_case_disagreements(upper=True))),
     }
 
 
@@ -104,6 +108,11 @@ def _tables() -> dict[str, list[list[int]]]:
     reading them takes a millisecond.
     """
     return load_or_build("python-text-tables", _tables_key(), _build_tables)
+
+
+def category_runs(escape: str) -> list[list[int]]:
+    """The code point runs of Python's Unicode ``\\d``, ``\\s`` or ``\\w`` (from the tables)."""
+    return _tables()[{"\\d": "decimal", "\\s": "whitespace", "\\w": "word"}[escape]]
 
 
 @cache
@@ -130,13 +139,13 @@ def decimal_characters() -> str:
 @cache
 def word_class(negate: bool = False) -> str:
     """Regex class of Python word characters (or, negated, of non-word characters)."""
-    return _class_of_ranges(_tables()["word"], negate=negate)
+    return _class_ofcode_point_runs(_tables()["word"], negate=negate)
 
 
 @cache
 def whitespace_class() -> str:
     """Regex class of Python whitespace characters."""
-    return _class_of_ranges(_tables()["whitespace"])
+    return _class_ofcode_point_runs(_tables()["whitespace"])
 
 
 @cache
