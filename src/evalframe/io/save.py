@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe._sigint import PythonSigintOnly
 from evalframe._version import __version__
 from evalframe.errors import EvalframeError, located, without_plan
 from evalframe.io._atomic import Output, replacing, resolve_target
@@ -130,9 +131,11 @@ def _run(
 ) -> pl.DataFrame:
     """Run ``finish(plan)`` in polars' threads and wait for it here, where signals are handled.
 
-    When the wait is interrupted, the plan stops at its next batch (a pass-through
-    step on top of ``plan`` raises) or its next write (``out`` refuses it), whichever
-    comes first; polars cannot cancel a running streaming query otherwise.
+    Meanwhile SIGINT is Python's alone (:mod:`evalframe._sigint`: polars' own handler
+    would abort the process). When the wait is interrupted, the plan stops at its next
+    batch (a pass-through step on top of ``plan`` raises) or its next write (``out``
+    refuses it), whichever comes first; polars cannot cancel a running streaming query
+    otherwise.
     """
     stopping = threading.Event()
 
@@ -141,17 +144,18 @@ def _run(
             raise _Stopped("the save was stopped")
         return batch
 
-    job = _Background(finish(plan.map_batches(stop_here, streamable=True)))
-    try:
-        return job.result()
-    except EvalframeError as error:  # a check of the plan (a metric's): its message only,
-        # located in the whole input when the plan was built by the engine
-        raise EvalframeError(without_plan(located(error))) from None
-    except BaseException:
-        stopping.set()
-        out.abort()
-        job.stop(_STOP_TIMEOUT)
-        raise
+    with PythonSigintOnly() as sigint:
+        job = _Background(finish(plan.map_batches(stop_here, streamable=True)))
+        try:
+            return job.result()
+        except EvalframeError as error:  # a check of the plan (a metric's): its message
+            # only, located in the whole input when the plan was built by the engine
+            raise EvalframeError(without_plan(located(error))) from None
+        except BaseException:
+            stopping.set()
+            out.abort()
+            sigint.restore = job.stop(_STOP_TIMEOUT)
+            raise
 
 
 class _Stopped(Exception):
@@ -184,19 +188,20 @@ class _Background:
             time.sleep(delay)
             delay = min(2 * delay, _MAX_POLL_SECONDS)
 
-    def stop(self, timeout: float) -> None:
-        """Cancel the query and wait, up to ``timeout`` seconds, until it has ended."""
+    def stop(self, timeout: float) -> bool:
+        """Cancel the query and wait, up to ``timeout`` seconds; whether it has ended."""
         if self._over:
-            return
+            return True
         self._query.cancel()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 if self._query.fetch() is not None:
-                    return
+                    return True
             except Exception:  # the query failed, as it should once its output is gone
-                return
+                return True
             time.sleep(0.01)
+        return False
 
 
 def _check_flat(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
