@@ -308,3 +308,29 @@ def test_em_at_most_f1_and_both_in_unit_interval(rows):
     for em, f1 in zip(out["em"], out["f1"], strict=True):
         assert 0.0 <= em <= f1 <= 1.0
         assert em in (0.0, 1.0)
+
+
+def test_every_text_without_words_is_a_candidate_for_it():
+    # squad_em splits the other alternatives of a copied prediction only when
+    # may_have_no_words says the copy may normalise to "": it must say so for every
+    # text the reference normalises to "". One code point at a time, and each after
+    # an article (the steps act within words, so these cover every character).
+    from evalframe.normalize.squad import may_have_no_words
+
+    texts = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    texts += ["the" + t for t in texts]
+    flags = pl.select(may_have_no_words(pl.lit(pl.Series(texts, dtype=pl.String)))).to_series()
+    missed = [
+        t for t, flag in zip(texts, flags.to_list(), strict=True)
+        if not flag and squad_metrics.normalize_answer(t) == ""
+    ]
+    assert not missed, [hex(ord(t[-1])) for t in missed[:10]]
+
+
+def test_a_wordless_copy_leaves_the_decision_to_the_other_alternatives():
+    predictions = ["the", "...", "a  an", " ", "tea", "The!", "thé", "an", ""]
+    answers = [
+        ["the", "cat"], ["...", ""], ["x", "a  an"], [" ", "\u3000"], ["tea", "t e a"],
+        ["The!", "", "the"], ["thé", "the"], ["an", "an apple", "a"], ["", "x"],
+    ]
+    assert_matches_reference(predictions, answers)

@@ -45,7 +45,7 @@ from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe._slices import byte_slices
 from evalframe.metrics._token_f1 import _expression_key, _f1, overlap_counts, shared
 from evalframe.metrics.registry import Reference, register
-from evalframe.normalize.squad import squad_word_ids
+from evalframe.normalize.squad import may_have_no_words, squad_word_ids
 from evalframe.schema import LIST_STR, STR
 
 __all__ = ["squad_em", "squad_f1"]
@@ -139,31 +139,41 @@ def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarr
     never split into words.
     """
     n = len(pred)
-    pred_null = pred.is_null().to_numpy()
-    gold_null = golds.is_null().to_numpy()
-    list_len = golds.list.len().fill_null(0).to_numpy().astype(np.int64)
-    alternatives = golds.explode(empty_as_null=False, keep_nulls=False)
-    alt_null = alternatives.is_null().to_numpy()
+    # Few polars calls: each costs a fixed time holding the GIL, which the other
+    # threads scoring their batches wait for.
+    rows = pl.DataFrame({"p": pred, "g": golds})
+    row_flags = rows.select(
+        pred_null=pl.col("p").is_null(),
+        gold_null=pl.col("g").is_null(),
+        list_len=pl.col("g").list.len().fill_null(0),
+        may_be_empty=may_have_no_words(pl.col("p")).fill_null(False),
+    )
+    pred_null = row_flags["pred_null"].to_numpy()
+    gold_null = row_flags["gold_null"].to_numpy()
+    list_len = row_flags["list_len"].to_numpy().astype(np.int64)
+    pairs = rows.explode("g", empty_as_null=False, keep_nulls=False)
+    alternatives = pairs["g"]
+    pair_flags = pairs.select(
+        alt_null=pl.col("g").is_null(), copy=(pl.col("g") == pl.col("p")).fill_null(False)
+    )
+    alt_null = pair_flags["alt_null"].to_numpy()
     alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)
     valid = np.bincount(alt_row[~alt_null], minlength=n)
     copied = np.zeros(n, dtype=bool)
-    copied[alt_row[(alternatives == pred.gather(alt_row)).fill_null(False).to_numpy()]] = True
+    copied[alt_row[pair_flags["copy"].to_numpy()]] = True
 
-    need = np.flatnonzero(~copied[alt_row])
-    counts, words = squad_word_ids(pl.concat([pred, alternatives.gather(need)]))
+    # A copy without words leaves the decision to the other alternatives, so those of
+    # a copy that may have no words are split too (in the same call: it has a fixed cost).
+    may_be_empty = row_flags["may_be_empty"].to_numpy()
+    split = np.flatnonzero(~(copied & ~may_be_empty)[alt_row])
+    counts, words = squad_word_ids(pl.concat([pred, alternatives.gather(split)]))
     starts = np.cumsum(counts) - counts
     pred_len = counts[:n]
     alt_len = np.zeros(alt_row.size, dtype=np.int64)
-    alt_len[need] = counts[n:]
+    alt_len[split] = counts[n:]
     alt_start = np.zeros(alt_row.size, dtype=np.int64)
-    alt_start[need] = starts[n:]
-    empty_copy = np.flatnonzero(copied & (pred_len == 0))
-    if empty_copy.size:  # the copy has no words either: the other alternatives decide
-        undecided = np.zeros(n, dtype=bool)
-        undecided[empty_copy] = True
-        rest = np.flatnonzero(undecided[alt_row])
-        alt_len[rest] = squad_word_ids(alternatives.gather(rest))[0]
-        need = np.flatnonzero(~copied[alt_row] | undecided[alt_row])
+    alt_start[split] = starts[n:]
+    need = np.flatnonzero(~(copied & (pred_len > 0))[alt_row])
 
     # Gold alternatives with words (the others are dropped, as get_raw_scores does).
     answerable = need[~alt_null[need] & (alt_len[need] > 0)]

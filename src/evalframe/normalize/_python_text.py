@@ -55,7 +55,7 @@ def code_point_runs(points: Iterable[int]) -> list[tuple[int, int]]:
     return ranges
 
 
-def _class_ofcode_point_runs(ranges: Iterable[Sequence[int]], negate: bool = False) -> str:
+def _class_of_runs(ranges: Iterable[Sequence[int]], negate: bool = False) -> str:
     """A Rust-regex character class matching exactly the code point runs ``ranges``."""
     body = "".join(
         f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in ranges
@@ -65,7 +65,7 @@ def _class_ofcode_point_runs(ranges: Iterable[Sequence[int]], negate: bool = Fal
 
 def _as_class(characters: Iterable[str], negate: bool = False) -> str:
     """A Rust-regex character class matching exactly ``characters``."""
-    return _class_ofcode_point_runs(code_point_runs(ord(ch) for ch in characters), negate=negate)
+    return _class_of_runs(code_point_runs(ord(ch) for ch in characters), negate=negate)
 
 
 def _characters(ranges: Iterable[Sequence[int]]) -> str:
@@ -139,13 +139,13 @@ def decimal_characters() -> str:
 @cache
 def word_class(negate: bool = False) -> str:
     """Regex class of Python word characters (or, negated, of non-word characters)."""
-    return _class_ofcode_point_runs(_tables()["word"], negate=negate)
+    return _class_of_runs(_tables()["word"], negate=negate)
 
 
 @cache
 def whitespace_class() -> str:
     """Regex class of Python whitespace characters."""
-    return _class_ofcode_point_runs(_tables()["whitespace"])
+    return _class_of_runs(_tables()["whitespace"])
 
 
 @cache

@@ -47,9 +47,10 @@ from evalframe.normalize._python_text import (
     lower,
     replace_words,
     whitespace_characters,
+    whitespace_class,
 )
 
-__all__ = ["squad_normalize", "squad_tokens", "squad_word_ids"]
+__all__ = ["may_have_no_words", "squad_normalize", "squad_tokens", "squad_word_ids"]
 
 #: The articles ``normalize_answer`` removes as whole words.
 ARTICLES = ("a", "an", "the")
@@ -61,6 +62,23 @@ PUNCTUATION_CLASS = "[" + "".join(re.escape(ch) for ch in string.punctuation) + 
 _ASCII_ARTICLES = r"(?-u:\b)(?:" + "|".join(ARTICLES) + r")(?-u:\b)"
 
 _EMPTY_TOKENS = pl.lit([], dtype=pl.List(pl.String))
+
+def may_have_no_words(text: pl.Expr) -> pl.Expr:
+    """True for every text without words after ``normalize_answer`` (and a few others).
+
+    A text normalises to ``""`` only when it holds nothing but whitespace, ASCII
+    punctuation and the letters of the articles (``a`` ``n`` ``t`` ``h`` ``e``, either
+    case): every other character is kept by the four steps, and no other character
+    lower-cases into these (the conformance tests check it on every code point). A
+    cheap test of which texts are worth normalising.
+
+    >>> texts = pl.Series(["The...", "tea", "thé"])
+    >>> pl.select(may_have_no_words(pl.lit(texts))).to_series().to_list()
+    [True, True, False]
+    """
+    allowed = f"(?:{whitespace_class()}|{PUNCTUATION_CLASS}|[anthe]|[ANTHE])"
+    return text.str.contains(f"^{allowed}*$")
+
 
 def _irregular_whitespace() -> str:
     """Runs of Python whitespace other than one single space (what ``split_join`` changes)."""
@@ -83,16 +101,28 @@ def _normalize_batch(series: pl.Series) -> pl.Series:
     other rows go through the Unicode-exact steps. Only runs of whitespace that are
     not already a single space are rewritten, so most strings are left as they are.
     """
+    # One polars call for the ASCII path (each call holds the GIL a while).
     series = series.cast(pl.String)
-    text = series.str.to_lowercase().str.replace_all(PUNCTUATION_CLASS, "")
-    text = text.str.replace_all(_ASCII_ARTICLES, " ")
-    multibyte = (series.str.len_bytes() != series.str.len_chars()).fill_null(False)
-    rows = np.flatnonzero(multibyte.to_numpy())
+    text = pl.col("text")
+    fast = series.to_frame("text").select(
+        normalized=_single_spaces(
+            text.str.to_lowercase()
+            .str.replace_all(PUNCTUATION_CLASS, "")
+            .str.replace_all(_ASCII_ARTICLES, " ")
+        ),
+        multibyte=(text.str.len_bytes() != text.str.len_chars()).fill_null(False),
+    )
+    normalized = fast["normalized"]
+    rows = np.flatnonzero(fast["multibyte"].to_numpy())
     if rows.size:
-        exact = pl.select(_exact_until_articles(pl.lit(series.gather(rows)))).to_series()
-        text = text.scatter(rows, exact)
-    text = text.str.replace_all(_irregular_whitespace(), " ").str.strip_chars(" ")
-    return text.alias(series.name)
+        exact = pl.select(_single_spaces(_exact_until_articles(pl.lit(series.gather(rows)))))
+        normalized = normalized.scatter(rows, exact.to_series())
+    return normalized.alias(series.name)
+
+
+def _single_spaces(text: pl.Expr) -> pl.Expr:
+    """Step 4: runs of Python whitespace to one space, none at the ends."""
+    return text.str.replace_all(_irregular_whitespace(), " ").str.strip_chars(" ")
 
 
 def squad_normalize(expr: IntoExpr) -> pl.Expr:
@@ -215,15 +245,21 @@ def squad_word_ids(text: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     >>> counts.tolist(), bool(words[0] == words[1] == words[2]), bool(words[3] != words[2])
     ([2, 0, 2], True, True)
     """
-    text = text.cast(pl.String).fill_null("")
     if text.len() == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    pieces = text.str.split(" ")  # every string has at least one piece ("" has [""])
-    string_start = np.cumsum(pieces.list.len().to_numpy(), dtype=np.int64)
+    # Every string has at least one piece ("" has [""]): its spaces + 1.
+    filled = pl.col("text").cast(pl.String).fill_null("")
+    pieces = text.to_frame("text").select(
+        pieces=filled.str.split(" "), count=filled.str.count_matches(" ", literal=True)
+    )
+    piece_counts = pieces["count"].to_numpy() + 1
+    string_start = np.cumsum(piece_counts, dtype=np.int64)
     string_start[1:] = string_start[:-1]
     string_start[0] = 0
-    coded = pieces.explode(empty_as_null=False).cast(pl.Categorical(pl.Categories.random()))
-    del pieces
+    coded = pieces.select(
+        pl.col("pieces").explode(empty_as_null=False).cast(pl.Categorical(pl.Categories.random()))
+    ).to_series()
+    del pieces, piece_counts
     # Indices and ids fit in 32 bits below 2**31 pieces: half the memory of int64.
     piece_id = coded.to_physical().to_numpy()
     index = np.int32 if piece_id.size < 2**31 else np.int64
@@ -231,16 +267,21 @@ def squad_word_ids(text: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     # One occurrence of every distinct piece, in id order.
     some = np.zeros(size, dtype=index)
     some[piece_id] = np.arange(piece_id.size, dtype=index)
-    split = tokens_of_normalized(_normalize_batch(coded.gather(some).cast(pl.String)))
+    normalized = _normalize_batch(coded.gather(some).cast(pl.String)).to_frame("normalized")
     del coded, some
-    n_words = split.list.len().to_numpy().astype(index)  # per distinct piece
+    split = tokens_of_normalized(pl.col("normalized"))
+    n_words = normalized.select(split.list.len()).to_series().to_numpy().astype(index)
     word_codes = (
-        split.explode(empty_as_null=False, keep_nulls=False)
-        .cast(pl.Categorical(pl.Categories.random()))
-        .to_physical()
+        normalized.select(
+            split.explode(empty_as_null=False, keep_nulls=False)
+            .cast(pl.Categorical(pl.Categories.random()))
+            .to_physical()
+        )
+        .to_series()
         .to_numpy()
         .astype(index, copy=False)
     )
+    del normalized
     piece_words = n_words[piece_id]
     counts = np.add.reduceat(piece_words, string_start, dtype=np.int64)
     if n_words.max(initial=0) <= 1:
