@@ -218,10 +218,16 @@ def _case_disagreement_class(upper: bool = False) -> str:
 
 def _python_case_rows(series: pl.Series, upper: bool = False) -> pl.Series:
     """Case-map with Python only the rows polars would map differently."""
-    mapped = series.str.to_uppercase() if upper else series.str.to_lowercase()
     # Every disagreeing character is outside ASCII: look for them only in the rows
     # that have a multi-byte character (a cheap length comparison finds those).
-    non_ascii = np.flatnonzero((series.str.len_bytes() != series.str.len_chars()).fill_null(False))
+    # One polars call for both (each call has a fixed cost, holding the GIL).
+    text = pl.col("text")
+    both = series.to_frame("text").select(
+        mapped=text.str.to_uppercase() if upper else text.str.to_lowercase(),
+        multibyte=(text.str.len_bytes() != text.str.len_chars()).fill_null(False),
+    )
+    mapped = both["mapped"].alias(series.name)
+    non_ascii = np.flatnonzero(both["multibyte"].to_numpy())
     if non_ascii.size == 0:
         return mapped
     needs_python = series.gather(non_ascii).str.contains(_case_disagreement_class(upper))

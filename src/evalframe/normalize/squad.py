@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import string
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -80,6 +81,7 @@ def may_have_no_words(text: pl.Expr) -> pl.Expr:
     return text.str.contains(f"^{allowed}*$")
 
 
+@cache
 def _irregular_whitespace() -> str:
     """Runs of Python whitespace other than one single space (what ``split_join`` changes)."""
     every = _as_class(whitespace_characters())
