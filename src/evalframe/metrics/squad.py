@@ -157,6 +157,7 @@ def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarr
         alt_null=pl.col("g").is_null(), copy=(pl.col("g") == pl.col("p")).fill_null(False)
     )
     alt_null = pair_flags["alt_null"].to_numpy()
+    del rows, pairs  # the prediction repeated for each alternative: free it now
     alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)
     valid = np.bincount(alt_row[~alt_null], minlength=n)
     copied = np.zeros(n, dtype=bool)

@@ -249,19 +249,15 @@ def squad_word_ids(text: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """
     if text.len() == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    # Every string has at least one piece ("" has [""]): its spaces + 1.
-    filled = pl.col("text").cast(pl.String).fill_null("")
-    pieces = text.to_frame("text").select(
-        pieces=filled.str.split(" "), count=filled.str.count_matches(" ", literal=True)
-    )
-    piece_counts = pieces["count"].to_numpy() + 1
-    string_start = np.cumsum(piece_counts, dtype=np.int64)
+    # Split as a Series: the same in one select with the piece counts peaks 25 MB
+    # higher on 100,000 rows.
+    text = text.cast(pl.String).fill_null("")
+    pieces = text.str.split(" ")  # every string has at least one piece ("" has [""])
+    string_start = np.cumsum(pieces.list.len().to_numpy(), dtype=np.int64)
     string_start[1:] = string_start[:-1]
     string_start[0] = 0
-    coded = pieces.select(
-        pl.col("pieces").explode(empty_as_null=False).cast(pl.Categorical(pl.Categories.random()))
-    ).to_series()
-    del pieces, piece_counts
+    coded = pieces.explode(empty_as_null=False).cast(pl.Categorical(pl.Categories.random()))
+    del pieces
     # Indices and ids fit in 32 bits below 2**31 pieces: half the memory of int64.
     piece_id = coded.to_physical().to_numpy()
     index = np.int32 if piece_id.size < 2**31 else np.int64
