@@ -18,6 +18,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from functools import cache
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,7 @@ class PythonSigintOnly:
         self._saved = None
 
 
+@cache
 def _libc() -> ctypes.CDLL | None:
     import ctypes
 

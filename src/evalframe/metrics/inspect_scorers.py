@@ -78,6 +78,7 @@ from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
     _all_characters,
     _as_class,
+    has_multibyte,
     lower,
     whitespace_characters,
 )
@@ -105,7 +106,7 @@ _EDGE_RULES = (
 def _casefold(series: pl.Series) -> pl.Series:
     """``str.casefold()``: ASCII rows in Polars, the others once per distinct value."""
     lowered = series.str.to_lowercase()
-    wide = (series.str.len_bytes() != series.str.len_chars()).fill_null(False)
+    wide = has_multibyte(series)
     if not wide.any():
         return lowered
     distinct = series.filter(wide).unique()

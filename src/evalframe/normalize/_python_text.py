@@ -216,6 +216,15 @@ def _case_disagreement_class(upper: bool = False) -> str:
     return _as_class(_case_disagreements(upper))
 
 
+def has_multibyte(text: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
+    """Whether each text has a character outside ASCII (False for null), cheaply.
+
+    >>> has_multibyte(pl.Series(["abc", "é", None])).to_list()
+    [False, True, False]
+    """
+    return (text.str.len_bytes() != text.str.len_chars()).fill_null(False)
+
+
 def _python_case_rows(series: pl.Series, upper: bool = False) -> pl.Series:
     """Case-map with Python only the rows polars would map differently."""
     # Every disagreeing character is outside ASCII: look for them only in the rows
@@ -224,7 +233,7 @@ def _python_case_rows(series: pl.Series, upper: bool = False) -> pl.Series:
     text = pl.col("text")
     both = series.to_frame("text").select(
         mapped=text.str.to_uppercase() if upper else text.str.to_lowercase(),
-        multibyte=(text.str.len_bytes() != text.str.len_chars()).fill_null(False),
+        multibyte=has_multibyte(text),
     )
     mapped = both["mapped"].alias(series.name)
     non_ascii = np.flatnonzero(both["multibyte"].to_numpy())

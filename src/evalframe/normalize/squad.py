@@ -45,6 +45,7 @@ import polars as pl
 from evalframe._expr import IntoExpr, parse_into_expr, shared_kernel
 from evalframe.normalize._python_text import (
     _as_class,
+    has_multibyte,
     lower,
     replace_words,
     whitespace_characters,
@@ -64,6 +65,7 @@ _ASCII_ARTICLES = r"(?-u:\b)(?:" + "|".join(ARTICLES) + r")(?-u:\b)"
 
 _EMPTY_TOKENS = pl.lit([], dtype=pl.List(pl.String))
 
+
 def may_have_no_words(text: pl.Expr) -> pl.Expr:
     """True for every text without words after ``normalize_answer`` (and a few others).
 
@@ -77,8 +79,13 @@ def may_have_no_words(text: pl.Expr) -> pl.Expr:
     >>> pl.select(may_have_no_words(pl.lit(texts))).to_series().to_list()
     [True, True, False]
     """
-    allowed = f"(?:{whitespace_class()}|{PUNCTUATION_CLASS}|[anthe]|[ANTHE])"
-    return text.str.contains(f"^{allowed}*$")
+    return text.str.contains(_wordless_pattern())
+
+
+@cache
+def _wordless_pattern() -> str:
+    """Texts of whitespace, ASCII punctuation and article letters only (see above)."""
+    return f"^(?:{whitespace_class()}|{PUNCTUATION_CLASS}|[anthe]|[ANTHE])*$"
 
 
 @cache
@@ -112,7 +119,7 @@ def _normalize_batch(series: pl.Series) -> pl.Series:
             .str.replace_all(PUNCTUATION_CLASS, "")
             .str.replace_all(_ASCII_ARTICLES, " ")
         ),
-        multibyte=(text.str.len_bytes() != text.str.len_chars()).fill_null(False),
+        multibyte=has_multibyte(text),
     )
     normalized = fast["normalized"]
     rows = np.flatnonzero(fast["multibyte"].to_numpy())
