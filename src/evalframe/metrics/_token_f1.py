@@ -210,8 +210,9 @@ def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.
 #: counted by sorting; shorter ones by comparing every pair of words.
 _PAIRWISE_MAX_WORDS = 32
 
-#: Texts of up to this many words are grouped by their exact length (no padding).
-_EXACT_MAX_WORDS = 8
+#: Texts of up to this many words are grouped by their exact length (no padding);
+#: longer ones by the power of two their length rounds up to.
+_EXACT_MAX_WORDS = 2
 
 #: Elements of one pairwise comparison block (bounds its memory, ~4 MB).
 _BLOCK_ELEMENTS = 1 << 22
@@ -245,8 +246,8 @@ def overlap_counts(
     Notes
     -----
     Pairs are grouped by the lengths of their texts: exact lengths up to
-    ``_EXACT_MAX_WORDS`` words, widths 16 and 32 (padded) beyond, and a sort of
-    integer keys for texts longer than ``_PAIRWISE_MAX_WORDS``. Within a group
+    ``_EXACT_MAX_WORDS`` words, widths 4, 8, 16 and 32 (padded) beyond, and a sort
+    of integer keys for texts longer than ``_PAIRWISE_MAX_WORDS``. Within a group
     every word of the alternative is compared with every word of the prediction
     and with the alternative's earlier words, one word position at a time over all
     the group's pairs (contiguous arrays of one word per pair).
@@ -291,23 +292,30 @@ def overlap_counts(
 def _columns(ids: np.ndarray, start: np.ndarray, length: np.ndarray, width: int, pad: int):
     """Word ``i`` of every text, for ``i < width``; ``pad`` past a text's length."""
     columns = [ids[start + i] for i in range(width)]
-    if width > _EXACT_MAX_WORDS:  # a padded class: texts of several lengths
-        for i in range(width):
+    if width > _EXACT_MAX_WORDS:  # a padded class: texts of width // 2 + 1 to width words
+        for i in range(width // 2 + 1, width):
             columns[i][length <= i] = pad
     return columns
 
 
-#: The width of each length class: 1-8 words exactly, 16, 32; 0 for "sort instead".
-_CLASS_WIDTH = [0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 0]
+#: The width of each length class: 1 and 2 words exactly, then 4, 8, 16 and 32
+#: (padded); 0 for "sort instead".
+_CLASS_WIDTH = [0, 1, 2, 4, 8, 16, 32, 0]
+_CLASS_BOUNDS = np.array([1, 2, 4, 8, 16, _PAIRWISE_MAX_WORDS])
 
 
 def _length_class(length: np.ndarray) -> np.ndarray:
-    """The length itself up to 8 words, 9 up to 16, 10 up to 32, 11 beyond (and 0 for none)."""
-    size = np.minimum(length, _EXACT_MAX_WORDS)
-    size += length > _EXACT_MAX_WORDS
-    size += length > 2 * _EXACT_MAX_WORDS
-    size += length > _PAIRWISE_MAX_WORDS
-    size[length == 0] = 11
+    """The index in ``_CLASS_WIDTH`` of the narrowest width that holds ``length`` words.
+
+    Few classes keep the number of numpy calls per batch small: each group of pairs
+    costs a few dozen calls, whatever its size. Texts without words, and texts longer
+    than ``_PAIRWISE_MAX_WORDS``, are in the last class (sorted).
+
+    >>> _length_class(np.array([1, 2, 3, 4, 5, 8, 9, 32, 33, 0])).tolist()
+    [1, 2, 3, 3, 4, 4, 5, 6, 7, 7]
+    """
+    size = np.searchsorted(_CLASS_BOUNDS, length, side="left") + 1
+    size[length == 0] = len(_CLASS_WIDTH) - 1
     return size
 
 

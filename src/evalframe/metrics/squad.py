@@ -140,32 +140,34 @@ def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarr
     """
     n = len(pred)
     # Few polars calls: each costs a fixed time holding the GIL, which the other
-    # threads scoring their batches wait for.
-    rows = pl.DataFrame({"p": pred, "g": golds})
+    # threads scoring their batches wait for. Flags come out as UInt8 (viewed as bool)
+    # and row numbers from polars' explode: numpy would unpack a Boolean column's bits,
+    # or repeat the row numbers, holding the GIL.
+    rows = pl.DataFrame({"row": np.arange(n, dtype=np.int64), "p": pred, "g": golds})
     row_flags = rows.select(
-        pred_null=pl.col("p").is_null(),
-        gold_null=pl.col("g").is_null(),
-        list_len=pl.col("g").list.len().fill_null(0),
-        may_be_empty=may_have_no_words(pl.col("p")).fill_null(False),
+        null=(pl.col("p").is_null() | pl.col("g").is_null()).cast(pl.UInt8),
+        list_len=pl.col("g").list.len().fill_null(0).cast(pl.Int64),
+        may_be_empty=may_have_no_words(pl.col("p")).fill_null(False).cast(pl.UInt8),
     )
-    pred_null = row_flags["pred_null"].to_numpy()
-    gold_null = row_flags["gold_null"].to_numpy()
-    list_len = row_flags["list_len"].to_numpy().astype(np.int64)
+    null = _bools(row_flags["null"])
+    list_len = row_flags["list_len"].to_numpy()
     pairs = rows.explode("g", empty_as_null=False, keep_nulls=False)
     alternatives = pairs["g"]
     pair_flags = pairs.select(
-        alt_null=pl.col("g").is_null(), copy=(pl.col("g") == pl.col("p")).fill_null(False)
+        alt_row=pl.col("row"),
+        alt_null=pl.col("g").is_null().cast(pl.UInt8),
+        copy=(pl.col("g") == pl.col("p")).fill_null(False).cast(pl.UInt8),
     )
-    alt_null = pair_flags["alt_null"].to_numpy()
     del rows, pairs  # the prediction repeated for each alternative: free it now
-    alt_row = np.repeat(np.arange(n, dtype=np.int64), list_len)
+    alt_row = pair_flags["alt_row"].to_numpy()
+    alt_null = _bools(pair_flags["alt_null"])
     valid = np.bincount(alt_row[~alt_null], minlength=n)
     copied = np.zeros(n, dtype=bool)
-    copied[alt_row[pair_flags["copy"].to_numpy()]] = True
+    copied[alt_row[_bools(pair_flags["copy"])]] = True
 
     # A copy without words leaves the decision to the other alternatives, so those of
     # a copy that may have no words are split too (in the same call: it has a fixed cost).
-    may_be_empty = row_flags["may_be_empty"].to_numpy()
+    may_be_empty = _bools(row_flags["may_be_empty"])
     split = np.flatnonzero(~(copied & ~may_be_empty)[alt_row])
     counts, words = squad_word_ids(pl.concat([pred, alternatives.gather(split)]))
     starts = np.cumsum(counts) - counts
@@ -200,10 +202,15 @@ def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarr
     hit = copied & (pred_len > 0)
     em[hit] = 1.0
     f1[hit] = 1.0
-    null = pred_null | gold_null | ((list_len > 0) & (valid == 0))
+    null = null | ((list_len > 0) & (valid == 0))
     em[null] = np.nan
     f1[null] = np.nan
     return em, f1
+
+
+def _bools(flags: pl.Series) -> np.ndarray:
+    """A ``UInt8`` column of 0 and 1 without nulls as a numpy bool array (no copy)."""
+    return flags.to_numpy().view(np.bool_)
 
 
 def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
