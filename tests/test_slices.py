@@ -40,3 +40,46 @@ def test_rows_without_text_and_a_huge_row():
 def test_a_budget_below_one_byte_is_refused():
     with pytest.raises(ValueError, match="at least 1 byte"):
         byte_slices(np.array([1]), 0)
+
+
+def test_streaming_slices_lower_the_budget_while_any_block_runs():
+    from evalframe._slices import (
+        STREAM_SLICE_BYTES,
+        TEXT_SLICE_BYTES,
+        slice_budget,
+        streaming_slices,
+    )
+
+    assert STREAM_SLICE_BYTES < TEXT_SLICE_BYTES
+    assert slice_budget() == TEXT_SLICE_BYTES
+    with streaming_slices():
+        with streaming_slices():  # nested (two saves at once)
+            assert slice_budget() == STREAM_SLICE_BYTES
+        assert slice_budget() == STREAM_SLICE_BYTES
+    assert slice_budget() == TEXT_SLICE_BYTES
+    with pytest.raises(RuntimeError), streaming_slices():
+        raise RuntimeError("a failed save")
+    assert slice_budget() == TEXT_SLICE_BYTES
+
+
+def test_streaming_slices_hold_across_threads():
+    """Kernels run in polars' threads: a block in one thread sets the budget for all."""
+    import threading
+
+    from evalframe._slices import STREAM_SLICE_BYTES, slice_budget, streaming_slices
+
+    seen = []
+    with streaming_slices():
+        worker = threading.Thread(target=lambda: seen.append(slice_budget()))
+        worker.start()
+        worker.join()
+    assert seen == [STREAM_SLICE_BYTES]
+
+
+def test_default_budget_slices_by_the_text_budget():
+    from evalframe._slices import TEXT_SLICE_BYTES, streaming_slices
+
+    sizes = np.full(6, TEXT_SLICE_BYTES // 2)
+    assert byte_slices(sizes) == [(0, 2), (2, 2), (4, 2)]  # two rows fill a slice
+    with streaming_slices():  # a row is more than the streaming budget: one row a slice
+        assert byte_slices(sizes) == [(i, 1) for i in range(6)]

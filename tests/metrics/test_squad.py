@@ -110,6 +110,30 @@ def test_sharing_survives_other_text_metrics_in_the_same_call():
     assert "__POLARS_CSER" in plan
 
 
+def test_save_scores_in_streaming_slices_and_collect_in_the_larger_ones(tmp_path, monkeypatch):
+    """A save streams with the small slice budget; an in-memory query uses the default."""
+    import evalframe as ef
+    from evalframe import _slices
+    from evalframe.metrics import squad as squad_module
+
+    budgets = []
+
+    def recording(row_bytes, budget=None):
+        budgets.append(_slices.slice_budget())
+        return _slices.byte_slices(row_bytes, budget)
+
+    monkeypatch.setattr(squad_module, "byte_slices", recording)
+    frame = pl.LazyFrame({"pred": ["a cat", "x"], "gold": [["cat"], ["y"]]})
+    scored = frame.with_columns(M.squad_f1("pred", "gold").alias("f1"))
+    collected = scored.collect()
+    assert set(budgets) == {_slices.TEXT_SLICE_BYTES}
+    budgets.clear()
+    ef.save(scored, tmp_path / "scored.parquet")
+    assert set(budgets) == {_slices.STREAM_SLICE_BYTES}
+    assert pl.read_parquet(tmp_path / "scored.parquet").equals(collected)
+    assert _slices.slice_budget() == _slices.TEXT_SLICE_BYTES
+
+
 def test_a_batch_scored_in_slices_equals_the_whole(monkeypatch):
     """Slices of a few bytes (one row each, or a few) give the values of one pass."""
     import functools

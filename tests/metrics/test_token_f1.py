@@ -10,7 +10,10 @@ import pytest
 from evalframe.metrics._token_f1 import overlap_counts
 
 
-@pytest.mark.parametrize(("max_pred", "max_alt"), [(3, 3), (4, 5), (10, 12), (33, 17), (80, 6), (5, 80), (90, 90)])
+@pytest.mark.parametrize(
+    ("max_pred", "max_alt"),
+    [(3, 3), (4, 5), (10, 12), (33, 17), (80, 6), (5, 80), (90, 90)],  # every length class
+)
 def test_overlap_counts_match_counter(max_pred, max_alt):
     rng = np.random.default_rng(max_pred * 100 + max_alt)
     n = 4000

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from evalframe._sigint import PythonSigintOnly
+from evalframe._slices import streaming_slices
 from evalframe._version import __version__
 from evalframe.errors import EvalframeError, located, without_plan
 from evalframe.io._atomic import Output, replacing, resolve_target
@@ -144,7 +145,7 @@ def _run(
             raise _Stopped("the save was stopped")
         return batch
 
-    with PythonSigintOnly() as sigint:
+    with PythonSigintOnly() as sigint, streaming_slices():
         job = _Background(finish(plan.map_batches(stop_here, streamable=True)))
         try:
             return job.result()
