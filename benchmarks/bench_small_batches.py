@@ -15,7 +15,7 @@ parse the JSON lines file (``pl.read_ndjson``, no scoring, no exactness checks),
 costs little (pass@k from ``n``, ``c``) has a ratio near or above 1: a JSON file cannot
 be scored within 1.5x of parquet when its parse alone takes about as long as the scoring.
 
-    python benchmarks/bench_small_batches.py [--rows 100000 1000000] [--repeats 3]
+    python benchmarks/bench_small_batches.py [--rows 100000 1000000] [--repeats 5]
 
 Writes results/small_batches.json.
 """
@@ -72,7 +72,7 @@ def eagerly(path: Path, metrics: list[str]):
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     args = parser.parse_args(argv)
