@@ -288,9 +288,12 @@ def squad_word_ids(text: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     piece_words = n_words[piece_id]
     # Words up to the end of each piece, and so of each string (np.add.reduceat would
     # hold the GIL all along; a gather does not).
-    words = pl.DataFrame({"words": piece_words})
-    words_until = words.select(pl.col("words").cast(pl.Int64).cum_sum()).to_series().to_numpy()
-    del words
+    words_until = (
+        pl.DataFrame({"w": piece_words})
+        .select(pl.col("w").cast(pl.Int64).cum_sum())
+        .to_series()
+        .to_numpy()
+    )
     counts = np.diff(words_until[piece_end - 1], prepend=0)
     if n_words.max(initial=0) <= 1:
         # Every piece is one word or none: look each piece's word up directly.
