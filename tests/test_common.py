@@ -22,6 +22,7 @@ from evalframe import EvalframeError
 from evalframe.metrics.registry import all_metrics
 from evalframe.metrics.request import parse_request
 from evalframe.schema import resolve_columns
+from evalframe.scored import CONTRACT_COLUMN, missing_column, read_contract
 from evalframe.stats.missing import answer_columns
 
 WORDS = ["the", "a", "Paris", "paris", "4", "four", "1,000", "1000", "-", "É", "été", "", " "]
@@ -349,12 +350,21 @@ def _statistics_ok(name: str, dtype: pl.DataType) -> bool:
     return dtype == expected
 
 
+def _flag(name: str, frame: pl.DataFrame) -> list[str]:
+    """The missing-answer column the contract adds (none for a metric with no answer role)."""
+    has_answer = answer_columns(parse_request(name), frame.schema, {}) is not None
+    return [missing_column(name)] if has_answer else []
+
+
 def test_output_is_the_specs_statistics_and_input_kept(case):
     name, frame = case
     scored = ef.score(frame, [name])
-    assert scored.columns == [*frame.columns, name]
+    assert scored.columns == [*frame.columns, name, *_flag(name, frame), CONTRACT_COLUMN]
     assert _statistics_ok(name, scored.schema[name]), scored.schema[name]
-    assert scored.drop(name).equals(frame)
+    assert scored.select(frame.columns).equals(frame)
+    contract = read_contract(scored.lazy())
+    assert contract is not None
+    assert parse_request(contract.metrics[name].request).text == parse_request(name).text
 
 
 def test_row_order_is_kept(case):
@@ -364,19 +374,48 @@ def test_row_order_is_kept(case):
     assert forward.equals(backward)
 
 
-def test_nulls_propagate(case):
+def _bare(name: str, frame: pl.DataFrame) -> pl.Series:
+    request = parse_request(name)
+    columns = resolve_columns(name, request.spec.role_sets, frame.schema, {}, request.spec.dtypes)
+    return frame.select(request.build(columns).alias(name))[name]
+
+
+def test_nulls_propagate_in_the_expression(case):
     name, frame = case
-    scored = ef.score(frame, [name])[name]
-    assert scored[NULL_ROW] is None
-    assert scored.null_count() == 1, "only the row with a null input scores null"
+    bare = _bare(name, frame)
+    assert bare[NULL_ROW] is None
+    assert bare.null_count() == 1, "only the row with a null input scores null"
 
 
-def test_all_null_column_gives_all_null_scores(case):
+def _is_missing_or_null(name: str, frame: pl.DataFrame, scored: pl.DataFrame) -> pl.Series:
+    """Per row: null (no gold: unscoreable), or flagged missing with the worst score."""
+    spec = parse_request(name).spec
+    flags = _flag(name, frame)
+    if not flags:
+        return scored[name].is_null()
+    missing = scored[flags[0]]
+    if spec.level == "sample":
+        worst = scored[name] == spec.worst
+        return (scored[name].is_null() & ~missing) | (missing & worst)
+    return scored[name].is_null()
+
+
+def test_a_null_input_is_unscoreable_or_a_missing_answer_scored_wrong(case):
+    name, frame = case
+    scored = ef.score(frame, [name])
+    assert _is_missing_or_null(name, frame, scored)[NULL_ROW]
+    others = scored.filter(pl.int_range(pl.len()) != NULL_ROW)
+    assert others[name].null_count() == 0
+    for flag in _flag(name, frame):  # a null gold (pass@k's n) is not a missing answer
+        assert not others[flag].any()
+
+
+def test_all_null_column_gives_no_scores(case):
     name, frame = case
     column = next(c for c in frame.columns if frame[c].null_count())
     nulls = frame.with_columns(pl.lit(None, dtype=frame.schema[column]).alias(column))
-    scored = ef.score(nulls, [name])[name]
-    assert scored.null_count() == frame.height
+    assert _bare(name, nulls).null_count() == frame.height
+    assert _is_missing_or_null(name, nulls, ef.score(nulls, [name])).all()
 
 
 def test_single_row_equals_its_row_in_the_whole(case):
@@ -392,12 +431,12 @@ def test_lazy_and_eager_identical(case):
     assert ef.score(frame.lazy(), [name]).collect().equals(eager)
 
 
-def test_bare_expression_equals_engine(case):
+def test_bare_expression_equals_engine_but_for_missing_answers(case):
     name, frame = case
-    request = parse_request(name)
-    columns = resolve_columns(name, request.spec.role_sets, frame.schema, {}, request.spec.dtypes)
-    bare = frame.select(request.build(columns).alias(name))[name]
-    assert bare.equals(ef.score(frame, [name])[name])
+    scored = ef.score(frame, [name])
+    answered = pl.int_range(pl.len()) != NULL_ROW
+    bare = frame.select(_bare(name, frame)).filter(answered).to_series()
+    assert bare.equals(scored.filter(answered)[name])
 
 
 def test_chunked_input_and_streaming_equal_one_batch(case):
@@ -449,8 +488,7 @@ def test_aggregate_merges_partitions_and_ignores_order(case):
     n, missing, null = whole["n"].item(), whole["n_missing"].item(), whole["n_null"].item()
     if answer_columns(parse_request(name), frame.schema, {}) is None:
         # no answer role (win_rate reads a judge's outcome): no missing answers to count
-        assert missing is None
-        missing = 0
+        assert missing == 0
     assert missing + null == 1
     corpus = parse_request(name).spec.level == "corpus"
     assert n == frame.height - null - (missing if corpus else 0)

@@ -41,17 +41,13 @@ from evalframe.metrics.registry import all_metrics, list_metrics
 from evalframe.metrics.request import describe_options, parse_requests
 from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
-from evalframe.stats.aggregate import (
-    AGGREGATE_COLUMNS,
+from evalframe.stats.aggregate import AGGREGATE_COLUMNS, aggregate, widen
+from evalframe.stats.columns import (
     ROLES_KEY,
-    aggregate,
     decode_metadata,
-    encode_metadata,
-    metric_columns,
+    find_columns,
     recorded_mapping,
     recorded_metrics,
-    unusable_recorded,
-    widen,
 )
 from evalframe.stats.compare import compare
 from evalframe.stats.groups import group_tasks
@@ -551,7 +547,6 @@ def _run_score(args: argparse.Namespace) -> int:
     scored, planned = score_plan(frame, requests, mapping, overwrite=args.overwrite)
     metadata = {
         "evalframe.version": __version__,
-        **encode_metadata({request.column: request.text for request, _ in planned}, mapping),
         "evalframe.signatures": json.dumps(
             {request.column: score_signature(request) for request, _ in planned},
             ensure_ascii=False,
@@ -627,15 +622,15 @@ def _aggregate_frame(
     if args.metrics:
         chosen = args.metrics
     else:
-        lost = unusable_recorded(schema, recorded)
-        if lost and not args.quiet:
-            sys.stderr.write(
-                f"note: metric column(s) the scored file records are not aggregated: "
-                f"{'; '.join(lost)}\n"
-            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            chosen = metric_columns(frame, recorded)
+            found = find_columns(frame, recorded=recorded, recorded_roles=roles)
+        if found.lost and not args.quiet:
+            sys.stderr.write(
+                f"note: metric column(s) the scored file records are not aggregated: "
+                f"{'; '.join(found.lost)}\n"
+            )
+        chosen = [column.column for column in found.columns]
     names = {name: recorded.get(name) for name in chosen}
     if args.cluster and args.no_cluster:
         raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
@@ -714,7 +709,13 @@ def _run_compare(args: argparse.Namespace) -> int:
         raise UsageError(
             f"evalframe compare: no such column(s) {missing}; available: {', '.join(schema)}"
         )
-    chosen = args.metrics or metric_columns(frame, recorded)
+    if args.metrics:
+        chosen = args.metrics
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = find_columns(frame, recorded=recorded)
+        chosen = [column.column for column in found.columns]
     names = {name: recorded.get(name) for name in chosen}
     with progress("comparing", args.quiet):
         table = compare(

@@ -13,6 +13,8 @@ from evalframe.io.load import Source, scan
 from evalframe.io.reshape import one_row_per_sample
 from evalframe.metrics.request import MetricRequest, parse_requests
 from evalframe.schema import ROLES, check_mapped_columns, resolve_columns
+from evalframe.scored import ScoredMetric, merged_contract_expr, missing_column
+from evalframe.stats.missing import RoleColumns, answer_columns, missing_rows
 
 #: Metrics as users give them: names with options (``"f1(average=macro)"``), a list of
 #: them, or a mapping output column -> metric.
@@ -214,18 +216,60 @@ def score_plan(
 
     with numbered_rows(row_number), locating(locate):
         planned = plan_metrics(schema, requests, columns)
-    clashing = [request.column for request, _ in planned if request.column in schema]
+    mapping = check_mapping(columns)
+    found = [answer_columns(request, schema, mapping) for request, _ in planned]
+    contract = [
+        _scored_metric(request, schema, mapping, roles)
+        for (request, _), roles in zip(planned, found, strict=True)
+    ]
+    produced = [
+        name for entry in contract for name in (entry.column, entry.missing) if name is not None
+    ]
+    clashing = [name for name in produced if name in schema]
     if clashing and not overwrite:
         raise EvalframeError(
             f"the input already has column(s) {clashing} named like the requested metrics; "
             "pass overwrite=True (CLI: --overwrite) to replace them, or rename them"
         )
+    flags = [
+        missing_rows(roles).alias(entry.missing)
+        for entry, roles in zip(contract, found, strict=True)
+        if roles is not None and entry.missing is not None
+    ]
+    # A missing answer is scored as wrong (the metric's worst score) in the column itself,
+    # so the per-row scores are honest for any tool that reads them; the flag keeps which
+    # rows they were (see evalframe.scored).
+    filled = [
+        pl.when(pl.col(entry.missing))
+        .then(pl.lit(request.spec.worst, dtype=pl.Float64))
+        .otherwise(pl.col(request.column))
+        .alias(request.column)
+        for (request, _), entry in zip(planned, contract, strict=True)
+        if entry.missing is not None and request.spec.level == "sample"
+    ]
     scored = (
         frame.with_row_index(row_number)
         .with_columns([expr for _, expr in planned])
         .drop(row_number)
+        .with_columns(flags)
+        .with_columns([*filled, merged_contract_expr(frame, contract, mapping)])
     )
     return scored, planned
+
+
+def _scored_metric(
+    request: MetricRequest,
+    schema: Mapping[str, pl.DataType],
+    mapping: Mapping[str, str],
+    answers: RoleColumns | None,
+) -> ScoredMetric:
+    """What the contract records of one planned metric column."""
+    roles = resolve_columns(
+        request.column, request.spec.role_sets, schema, mapping, request.spec.dtypes
+    )
+    used = {role: column for role, column in roles.items() if isinstance(column, str)}
+    flag = missing_column(request.column) if answers is not None else None
+    return ScoredMetric(request.column, request.text, flag, used)
 
 
 def _unused_name(schema: Mapping[str, pl.DataType], base: str) -> str:

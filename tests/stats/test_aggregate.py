@@ -21,8 +21,26 @@ SCORED = pl.DataFrame(
 )
 
 
+def test_null_scores_of_unknown_meaning_are_refused_by_default():
+    # no prediction column and no record of a scoring: a null squad_em may be a missing
+    # answer (wrong by default) or a row without a gold (left out); any number would be a
+    # guess, so the default policy refuses and names the ways out
+    with pytest.raises(EvalframeError, match=r"'squad_em': 1 row\(s\) have a null score.*"
+                       r"missing='exclude'"):
+        aggregate(SCORED, by=["model", "task"])
+    # the user's own frame naming its prediction column tells them apart
+    named = SCORED.with_columns(
+        pred=pl.Series(["x", "y", None, "z", "w", "v"]), answers=pl.lit(["x"])
+    )
+    table = aggregate(
+        named, metrics=["squad_em"], columns={"prediction": "pred", "gold": "answers"}
+    )
+    # row 3 is a missing answer (null prediction): wrong, so 1, 0, 0, 1, 0, 0 -> 2/6
+    assert table.select("n", "n_missing", "n_null", "value").row(0) == (6, 1, 0, 2 / 6)
+
+
 def test_by_groups_hand_computed():
-    table = aggregate(SCORED, by=["model", "task"])
+    table = aggregate(SCORED, by=["model", "task"], missing="exclude")
     assert table.columns == [
         "model", "task", "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low",
         "ci_high", "n_clusters", "signature",
@@ -38,7 +56,8 @@ def test_by_groups_hand_computed():
     # = 0.671050 * sqrt(0.125 + 0.240091) = 0.405466
     assert em["ci_low"] == pytest.approx(0.5 - 0.405466, abs=1e-5)
     assert em["ci_high"] == pytest.approx(0.5 + 0.405466, abs=1e-5)
-    # no prediction column here: missing answers cannot be told apart, and say so
+    # no prediction column here: missing answers cannot be told apart, and say so (the
+    # user chose to leave every null score out)
     assert em["n_missing"] is None and "|missing:unknown|" in em["signature"]
     # (a, t, squad_f1): 1, .5, .25 -> mean 7/12; deviations 5/12, -1/12, -4/12;
     # sum of squares 42/144 -> var 21/144 -> se = sqrt(21/144/3)
@@ -57,7 +76,7 @@ def test_by_groups_hand_computed():
 
 
 def test_keep_empty_keeps_all_null_groups():
-    table = aggregate(SCORED, by=["model", "task"], keep_empty=True)
+    table = aggregate(SCORED, by=["model", "task"], keep_empty=True, missing="exclude")
     row = table.filter((pl.col("model") == "b") & (pl.col("metric") == "squad_f1")).row(
         0, named=True
     )
@@ -65,21 +84,21 @@ def test_keep_empty_keeps_all_null_groups():
 
 
 def test_no_grouping_and_metric_selection():
-    table = aggregate(SCORED, metrics=["squad_em"])
+    table = aggregate(SCORED, metrics=["squad_em"], missing="exclude")
     assert table.columns[0] == "metric"
     assert table["n"].to_list() == [5] and table["value"].to_list() == [2 / 5]
 
 
 def test_ci_level_changes_interval():
-    wide = aggregate(SCORED, metrics=["squad_em"], ci=0.99).row(0, named=True)
-    narrow = aggregate(SCORED, metrics=["squad_em"], ci=0.5).row(0, named=True)
+    wide = aggregate(SCORED, metrics=["squad_em"], ci=0.99, missing="exclude").row(0, named=True)
+    narrow = aggregate(SCORED, metrics=["squad_em"], ci=0.5, missing="exclude").row(0, named=True)
     assert wide["ci_high"] - wide["ci_low"] > narrow["ci_high"] - narrow["ci_low"]
     assert "ci:wilson-0.99" in wide["signature"]
 
 
 def test_lazy_input_and_metric_detection_by_name():
     frame = SCORED.with_columns(pl.lit(3.0).alias("not_a_metric"))
-    table = aggregate(frame.lazy(), by="model")
+    table = aggregate(frame.lazy(), by="model", missing="exclude")
     assert set(table["metric"]) == {"squad_em", "squad_f1"}
 
 
@@ -161,13 +180,13 @@ def test_aliased_columns_from_a_file_written_by_the_cli(tmp_path):
     table = ef.aggregate(str(out))
     assert table["metric"].to_list() == ["macro"]
     assert table["value"].item() == pytest.approx(2 / 3, rel=1e-15)
-    # in memory the alias is unknown unless named
+    # read by polars itself, the frame carries what the column is
     frame = pl.read_parquet(out)
-    with pytest.raises(EvalframeError, match="no metric columns"):
-        ef.aggregate(frame)
-    assert ef.aggregate(frame, metrics={"macro": "f1(average=macro)"})["value"].item() == (
-        table["value"].item()
-    )
+    assert ef.aggregate(frame).equals(table)
+    assert ef.aggregate(frame, metrics={"macro": "f1(average=macro)"}).equals(table)
+    # a request that contradicts the record is refused
+    with pytest.raises(EvalframeError, match="was scored as \"f1\\(average='macro'\\)\""):
+        ef.aggregate(frame, metrics={"macro": "f1(average=micro)"})
 
 
 def test_bootstrap_interval_covers_the_true_f1_macro_95_percent_of_the_time():

@@ -12,45 +12,49 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.metrics.reduce import Reduction, Sums, Table
+from evalframe.metrics.reduce import Sums, Table
 from evalframe.stats import intervals
-from evalframe.stats._sample import Settings
+from evalframe.stats._sample import Settings, check_stray
 from evalframe.stats.bootstrap import (
     bootstrap_clusters,
     bootstrap_sums,
     bootstrap_table,
     replicate_stderr,
 )
-from evalframe.stats.missing import RoleColumns, missing_rows
+from evalframe.stats.columns import MetricColumn, check_unknown_missing
 from evalframe.stats.signature import signature
 
 _ALL = "__evalframe_all__"
 
 
 def corpus_table(
-    frame: pl.LazyFrame,
-    keys: list[str],
-    column: str,
-    request,
-    reduction: Reduction,
-    bounds: tuple[float, float],
-    roles: RoleColumns | None,
-    settings: Settings,
+    frame: pl.LazyFrame, keys: list[str], metric: MetricColumn, settings: Settings
 ) -> pl.DataFrame:
-    """One row per group: counts, value, bootstrap stderr, percentile interval, signature."""
-    stats = pl.col(column)
+    """One row per group: counts, value, bootstrap stderr, percentile interval, signature.
+
+    Missing answers are left out of the statistics and counted in ``n_missing``.
+    """
+    column, request, reduction = metric.column, metric.request, metric.reduction
+    scored = metric.scored if metric.scored is not None else pl.lit(True)
+    stats = pl.when(scored).then(pl.col(column))
     group_keys = keys or [_ALL]
     group = keys or [pl.lit(0).alias(_ALL)]
-    missing = missing_rows(roles) if roles is not None else pl.lit(False)
+    missing = (metric.missing if metric.missing is not None else pl.lit(False)) & scored
     counts = (
         frame.group_by(group, maintain_order=True)
         .agg(
             n=stats.count(),
             n_missing=missing.sum().cast(pl.UInt32),
-            n_null=(stats.is_null() & ~missing).sum().cast(pl.UInt32),
+            n_null=(stats.is_null() & ~missing & scored).sum().cast(pl.UInt32),
+            stray=(~scored & pl.col(column).is_not_null()).sum(),
         )
         .collect()
     )
+    check_stray(metric, int(counts["stray"].sum() or 0))
+    counts = counts.drop("stray")
+    check_unknown_missing(metric, int(counts["n_null"].sum() or 0), settings.missing)
+    if metric.missing is None:
+        counts = counts.with_columns(n_missing=pl.lit(None, dtype=pl.UInt32))
     if settings.missing == "error" and counts["n_missing"].sum():
         raise EvalframeError(
             f"metric {column!r}: {counts['n_missing'].sum()} row(s) have no answer with "
@@ -61,7 +65,7 @@ def corpus_table(
     fields = [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
     cluster = [pl.col(settings.cluster)] if settings.cluster is not None else []
     present = frame.filter(stats.is_not_null()).select(
-        *group, *cluster, stats.struct.unnest() if fields else stats
+        *group, *cluster, pl.col(column).struct.unnest() if fields else pl.col(column)
     )
     if isinstance(reduction, Table):
         scores = _table_scores(present, group_keys, fields, reduction, settings)
@@ -76,17 +80,19 @@ def corpus_table(
         request, stderr=f"bootstrap({settings.cluster})" if clustered else "bootstrap",
         ci=settings.ci, column=column, reduction=reduction, bootstrap=settings.bootstrap,
         seed=settings.seed, interval="percentile" if settings.interval != "normal" else "normal",
-        missing=("exclude" if roles is not None else "unknown"),
+        missing=("exclude" if metric.missing is not None else "unknown"),
     )
     values = np.array([r[0] if r[0] is not None else np.nan for r in rows], dtype=np.float64)
     errors = np.array([r[1] if r[1] is not None else np.nan for r in rows], dtype=np.float64)
     if settings.interval == "normal":
-        low, high = intervals.normal_interval(values, errors, settings.ci, bounds)
+        low, high = intervals.normal_interval(values, errors, settings.ci, metric.bounds)
     else:
         low = np.array([r[2][0] if r[2][0] is not None else np.nan for r in rows])
         high = np.array([r[2][1] if r[2][1] is not None else np.nan for r in rows])
     table = counts.with_columns(
-        reference_signature=_reference_signatures(frame, group, group_keys, request, roles),
+        reference_signature=_reference_signatures(
+            frame, group, group_keys, request, metric.references
+        ),
         metric=pl.lit(column),
         value=pl.Series(values, dtype=pl.Float64),
         stderr=pl.Series(errors, dtype=pl.Float64).fill_nan(None),
@@ -102,7 +108,7 @@ def corpus_table(
 
 
 def _reference_signatures(
-    frame: pl.LazyFrame, group: list, group_keys: list[str], request, roles: RoleColumns | None
+    frame: pl.LazyFrame, group: list, group_keys: list[str], request, references: tuple[str, ...]
 ) -> pl.Series:
     """Per group, the reference implementation's signature (``nrefs`` from the golds)."""
     make = request.spec.reference_signature if request is not None else None
@@ -110,7 +116,7 @@ def _reference_signatures(
         return pl.lit(None, dtype=pl.String)
     options = request.keyword_options()
     schema = frame.collect_schema()
-    gold = next((name for name in (roles.references if roles else ()) if name in schema), None)
+    gold = next((name for name in references if name in schema), None)
     if gold is None or not isinstance(schema[gold], pl.List):
         return pl.lit(make(nrefs=1, **options), dtype=pl.String)
     sizes = (

@@ -16,22 +16,11 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.stats import intervals
-from evalframe.stats.missing import RoleColumns, missing_rows
+from evalframe.stats.columns import MetricColumn, check_unknown_missing
 from evalframe.stats.signature import signature
 from evalframe.stats.stderr import clustered_stderr_expr
 
 _ALL = "__evalframe_all__"
-
-
-@dataclass(frozen=True)
-class SampleColumn:
-    """A sample metric column to aggregate, with what aggregate found out about it."""
-
-    column: str
-    request: object  # MetricRequest | None
-    bounds: tuple[float, float]
-    worst: float | None
-    roles: RoleColumns | None
 
 
 @dataclass(frozen=True)
@@ -47,19 +36,21 @@ class Settings:
     seed: int
 
 
-def _value(column: SampleColumn, missing: str) -> tuple[pl.Expr, pl.Expr | None]:
-    """(the score used, the missing-answer indicator or None) of a column under a policy."""
+def _value(column: MetricColumn, missing: str) -> pl.Expr:
+    """The score a column counts under a missing-answer policy (null: not counted)."""
     score = pl.col(column.column).cast(pl.Float64)
-    if column.roles is None:
-        return score, None
-    is_missing = missing_rows(column.roles)
-    if missing == "wrong" and column.worst is not None:
-        score = pl.when(is_missing).then(pl.lit(column.worst)).otherwise(score)
-    return score, is_missing
+    if column.missing is not None:
+        if missing == "wrong" and column.worst is not None:
+            score = pl.when(column.missing).then(pl.lit(column.worst)).otherwise(score)
+        elif missing == "exclude":
+            score = pl.when(column.missing).then(None).otherwise(score)
+    if column.scored is not None:
+        score = pl.when(column.scored).then(score)
+    return score
 
 
 def sample_table(
-    frame: pl.LazyFrame, keys: list[str], columns: Sequence[SampleColumn], settings: Settings
+    frame: pl.LazyFrame, keys: list[str], columns: Sequence[MetricColumn], settings: Settings
 ) -> pl.DataFrame:
     """One row per group x column: counts, value, stderr, interval, signature.
 
@@ -70,35 +61,43 @@ def sample_table(
     derived_columns = []
     known = []
     for i, column in enumerate(columns):
-        value, missing = _value(column, settings.missing)
-        derived_columns.append(value.alias(f"__v{i}"))
-        if missing is not None:
-            derived_columns.append(missing.alias(f"__m{i}"))
+        derived_columns.append(_value(column, settings.missing).alias(f"__v{i}"))
+        scored = column.scored if column.scored is not None else pl.lit(True)
+        derived_columns.append(scored.alias(f"__s{i}"))
+        if column.missing is not None:
+            derived_columns.append((column.missing & scored).alias(f"__m{i}"))
             known.append(i)
     derived = frame.with_columns(derived_columns)
     raising = settings.missing == "error" and bool(known)
     grouped = derived.with_row_index("__row") if raising else derived
     group = keys or [pl.lit(0).alias(_ALL)]
     aggregations = []
-    for i, _ in enumerate(columns):
-        value = pl.col(f"__v{i}")
+    for i, column in enumerate(columns):
+        value, scored = pl.col(f"__v{i}"), pl.col(f"__s{i}")
         aggregations += [
             value.count().alias(f"n{i}"),
             value.mean().alias(f"mean{i}"),
             value.std(ddof=1).alias(f"std{i}"),
             value.is_in([0.0, 1.0]).all().alias(f"binary{i}"),
+            # rows another scoring wrote that hold a value all the same: unexplained
+            (~scored & pl.col(column.column).is_not_null()).sum().alias(f"stray{i}"),
         ]
         if i in known:
             missing = pl.col(f"__m{i}")
             aggregations += [
                 missing.sum().cast(pl.UInt32).alias(f"missing{i}"),
-                (value.is_null() & ~missing).sum().cast(pl.UInt32).alias(f"null{i}"),
+                (value.is_null() & ~missing & scored).sum().cast(pl.UInt32).alias(f"null{i}"),
             ]
             if raising:
                 aggregations.append(pl.col("__row").filter(missing).min().alias(f"first{i}"))
         else:
-            aggregations.append(value.null_count().cast(pl.UInt32).alias(f"null{i}"))
+            aggregations.append(
+                (value.is_null() & scored).sum().cast(pl.UInt32).alias(f"null{i}")
+            )
     table = grouped.group_by(group, maintain_order=True).agg(aggregations).collect()
+    for i, column in enumerate(columns):
+        check_stray(column, int(table[f"stray{i}"].sum() or 0))
+        check_unknown_missing(column, int(table[f"null{i}"].sum() or 0), settings.missing)
     if raising:
         _raise_on_missing(table, columns, known)
     if settings.cluster is not None:
@@ -114,7 +113,7 @@ def _with_clusters(
     summary: pl.LazyFrame,
     derived: pl.LazyFrame,
     keys: list[str],
-    columns: Sequence[SampleColumn],
+    columns: Sequence[MetricColumn],
     settings: Settings,
 ) -> pl.LazyFrame:
     """Join each column's clustered (and question-mean) standard error and cluster count."""
@@ -137,7 +136,7 @@ def _finish(
     table: pl.DataFrame,
     keys: list[str],
     i: int,
-    column: SampleColumn,
+    column: MetricColumn,
     settings: Settings,
     *,
     known: bool,
@@ -158,14 +157,17 @@ def _finish(
     else:
         clusters = n
         stderr, df, repeated = iid, n - 1, np.zeros(len(n), dtype=bool)
-    binary = table[f"binary{i}"].to_numpy()
+    binary = table[f"binary{i}"].fill_null(False).to_numpy()
+    units = n
     if clustered and settings.stderr == "question_mean":
         # the mean of the questions' mean scores, the estimator this standard error is of
-        # (the row mean too when every question has as many samples)
+        # (the row mean too when every question has as many samples); for 0/1 rows it is
+        # a proportion, and its Wilson interval is on the questions' effective number
         mean = table[f"qmean{i}"].to_numpy().astype(np.float64)
-        binary = np.zeros(len(mean), dtype=bool)
         repeated = np.ones(len(mean), dtype=bool)
-    low, high = _interval(mean, stderr, n, df, binary, repeated, column.bounds, settings)
+        units = clusters
+    bounds = _bounds(column, binary)
+    low, high = _interval(mean, stderr, n, units, df, binary, repeated, bounds, settings)
     # without the metric's answer columns, missing answers cannot be told apart
     unknown = np.full(table.height, not known)
     missing_counts = (
@@ -216,14 +218,27 @@ def _finish(
     return pl.concat([table.select(keys), result], how="horizontal") if keys else result
 
 
+def _bounds(column: MetricColumn, binary: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the bounds the interval stays in: the metric's, or [0, 1] for 0/1 scores.
+
+    A column that is not a metric's (a harness's own ``acc``) has no known bounds, but the
+    mean of 0/1 scores cannot leave [0, 1].
+    """
+    lower, upper = column.bounds
+    low = np.where(binary, np.maximum(lower, 0.0), lower)
+    high = np.where(binary, np.minimum(upper, 1.0), upper)
+    return low, high
+
+
 def _interval(
     mean: np.ndarray,
     stderr: np.ndarray,
     n: np.ndarray,
+    units: np.ndarray,
     df: np.ndarray,
     binary: np.ndarray,
     repeated: np.ndarray,
-    bounds: tuple[float, float],
+    bounds: tuple[np.ndarray, np.ndarray],
     settings: Settings,
 ) -> tuple[np.ndarray, np.ndarray]:
     method = settings.interval
@@ -239,8 +254,9 @@ def _interval(
             "interval='wilson' is for 0/1 scores; some groups have other values "
             "(use 'auto', 't' or 'normal')"
         )
-    # independent rows: Wilson on n; clustered rows: on the effective sample size
-    n_eff = np.where(repeated, intervals.effective_n(mean, stderr, n), n)
+    # independent rows: Wilson on n; clustered rows: on the effective sample size (the
+    # number of units, rows or questions, where it is undefined: every score 0 or 1)
+    n_eff = np.where(repeated, intervals.effective_n(mean, stderr, units), n)
     w_low, w_high = intervals.wilson_interval(mean, n_eff, settings.ci)
     t_low, t_high = intervals.t_interval(mean, stderr, df, settings.ci, bounds)
     low = np.where(use_wilson, w_low, t_low)
@@ -265,15 +281,25 @@ def _stderr_name(settings: Settings, repeated: bool) -> str:
     return f"clustered({settings.cluster})"
 
 
+def check_stray(column: MetricColumn, count: int) -> None:
+    """Refuse rows that hold a metric's value although no scoring of that metric wrote them."""
+    if count:
+        raise EvalframeError(
+            f"metric column {column.column!r}: {count} row(s) hold a value, but the scoring "
+            "that wrote them did not compute this metric (rows stacked from another frame): "
+            "nothing says what those values are; score them with evalframe.score, or drop them"
+        )
+
+
 def _raise_on_missing(
-    summary: pl.DataFrame, columns: Sequence[SampleColumn], known: Sequence[int]
+    summary: pl.DataFrame, columns: Sequence[MetricColumn], known: Sequence[int]
 ) -> None:
     """Raise for the first column with missing answers (``missing="error"``)."""
     for i in known:
         count = int(summary[f"missing{i}"].sum() or 0)
         if count:
             column = columns[i]
-            answers = ", ".join(repr(name) for name in column.roles.answers)
+            answers = ", ".join(repr(name) for name in column.answers) or "answer"
             raise EvalframeError(
                 f"metric {column.column!r}: {count} row(s) have no answer (null "
                 f"{answers}) with missing='error'; first: row {summary[f'first{i}'].min()}. "

@@ -3,237 +3,46 @@
 Sample metrics (a ``Float64`` score per row) reduce by the mean, with the standard
 error of the mean; corpus metrics (a struct of statistics per row) reduce by their
 own formula (:mod:`evalframe.metrics.reduce`), with a seeded bootstrap standard
-error. Which columns are metrics, and with which options, is read from the spec:
-
-- columns that ``evalframe score`` recorded in a parquet file's metadata;
-- in memory, a column whose name is a metric request (``"squad_f1"``,
-  ``"f1(average=macro)"``) *and* whose dtype is that metric's statistics dtype
-  (an ``Int64`` column called ``exact_match`` is not a score);
-- or the ones named in ``metrics=``: a list of columns, or a mapping column ->
-  metric request for aliased columns. A named numeric column that is not a metric
-  (a user's own 0/1 ``correct``) is aggregated by its mean.
+error. Which columns are metrics, with which options, and which of their rows are
+missing answers is read from the scored-result contract that ``evalframe.score`` puts
+in the data (:mod:`evalframe.scored`), through :mod:`evalframe.stats.columns`, which also
+says how frames without it are read.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
-from evalframe.metrics.reduce import Mean, Reduction
-from evalframe.metrics.request import MetricRequest, parse_request
 from evalframe.stats._corpus import corpus_table
-from evalframe.stats._sample import SampleColumn, Settings, sample_table
+from evalframe.stats._sample import Settings, sample_table
+from evalframe.stats.columns import (
+    MetricColumn,
+    find_columns,
+    recorded_in,
+)
 from evalframe.stats.intervals import METHODS
-from evalframe.stats.missing import answer_columns, check_policy
+from evalframe.stats.missing import check_policy
 
 AGGREGATE_COLUMNS = (
     "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low", "ci_high", "n_clusters",
     "signature",
 )
 
-#: Key of the parquet metadata in which ``evalframe score`` records its metric columns.
-METADATA_KEY = "evalframe.metrics"
-#: Key of the parquet metadata in which ``evalframe score`` records its role mapping.
-ROLES_KEY = "evalframe.roles"
-
 _ALL = "__evalframe_all__"
-
-
-@dataclass(frozen=True)
-class MetricColumn:
-    """A column to aggregate: its name, the metric request behind it (None: a plain score)."""
-
-    column: str
-    request: MetricRequest | None
-
-    @property
-    def reduction(self) -> Reduction:
-        return self.request.reduction() if self.request is not None else Mean()
-
-    @property
-    def level(self) -> str:
-        return self.request.spec.level if self.request is not None else "sample"
-
-
-def _recorded(paths: Sequence[str | Path], key: str) -> dict[str, str]:
-    """What the files recorded under ``key``; files that disagree on a name are an error.
-
-    Stacked files must mean the same thing by a column: one file's ``acc`` scored as
-    ``exact_match`` and another's as ``acc`` cannot be aggregated together.
-    """
-    recorded: dict[str, str] = {}
-    source: dict[str, str] = {}
-    for path in paths:
-        if not str(path).lower().endswith((".parquet", ".pq")):
-            continue
-        try:
-            found = decode_metadata(pl.read_parquet_metadata(path), key)
-        except (OSError, pl.exceptions.PolarsError):  # not evalframe's: nothing recorded
-            continue
-        for name, value in found.items():
-            if name in recorded and recorded[name] != value:
-                what = "column" if key == METADATA_KEY else "role"
-                raise EvalframeError(
-                    f"{what} {name!r} is {recorded[name]!r} in {source[name]!r} but {value!r} "
-                    f"in {str(path)!r}: files read together must record the same "
-                    f"{'metric' if key == METADATA_KEY else 'column'} for it; aggregate them "
-                    "separately, or rename the column in one of them"
-                )
-            recorded[name], source[name] = value, str(path)
-    return recorded
-
-
-def recorded_metrics(paths: Sequence[str | Path]) -> dict[str, str]:
-    """Column -> metric request, as ``evalframe score`` recorded them in parquet metadata."""
-    return _recorded(paths, METADATA_KEY)
-
-
-def recorded_mapping(paths: Sequence[str | Path]) -> dict[str, str]:
-    """The role -> column mapping ``evalframe score`` recorded in parquet metadata."""
-    return _recorded(paths, ROLES_KEY)
-
-
-def decode_metadata(metadata: Mapping[str, str], key: str = METADATA_KEY) -> dict[str, str]:
-    """The mapping stored under ``key`` (column -> metric request by default)."""
-    text = metadata.get(key)
-    if not text:
-        return {}
-    try:
-        decoded = json.loads(text)
-    except json.JSONDecodeError:
-        return {}
-    return {str(k): str(v) for k, v in decoded.items()} if isinstance(decoded, dict) else {}
-
-
-def encode_metadata(
-    columns: Mapping[str, str], roles: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """Parquet key-value metadata recording column -> metric request (and the role mapping)."""
-    metadata = {METADATA_KEY: json.dumps(dict(columns), ensure_ascii=False)}
-    if roles:
-        metadata[ROLES_KEY] = json.dumps(dict(roles), ensure_ascii=False)
-    return metadata
-
-
-def _request_for(name: str) -> MetricRequest | None:
-    try:
-        return parse_request(name, column=name)
-    except EvalframeError:
-        return None
-
-
-def statistics_match(request: MetricRequest, dtype: pl.DataType) -> bool:
-    """Whether a column of ``dtype`` holds ``request``'s statistics (for its options)."""
-    expected = request.statistics()
-    if dtype == pl.Null:
-        return True
-    if isinstance(expected, pl.Struct):
-        if not isinstance(dtype, pl.Struct):
-            return False
-        return [f.name for f in dtype.fields] == [f.name for f in expected.fields]
-    return dtype == expected
 
 
 def metric_columns(
     frame: pl.DataFrame | pl.LazyFrame, recorded: Mapping[str, str] | None = None
 ) -> list[str]:
-    """The columns of a scored frame that hold metric statistics (see the module docstring)."""
-    return [column.column for column in _detect(frame.collect_schema(), recorded or {})]
-
-
-def _detect(schema: Mapping[str, pl.DataType], recorded: Mapping[str, str]) -> list[MetricColumn]:
-    found = []
-    for name, dtype in schema.items():
-        text = recorded.get(name)
-        request = parse_request(text, column=name) if text else _request_for(name)
-        if request is not None and statistics_match(request, dtype):
-            found.append(MetricColumn(name, request))
-    lost = unusable_recorded(schema, recorded)
-    if lost:
-        warnings.warn(
-            f"metric column(s) recorded by evalframe score are not aggregated: {lost}",
-            stacklevel=3,
-        )
-    return found
-
-
-def unusable_recorded(
-    schema: Mapping[str, pl.DataType], recorded: Mapping[str, str]
-) -> list[str]:
-    """Recorded metric columns that are gone, or whose dtype is no longer the metric's."""
-    lost = []
-    for name, text in recorded.items():
-        if name not in schema:
-            lost.append(f"{name!r} (no such column: renamed or dropped?)")
-            continue
-        request = _request_for_text(text, name)
-        if request is not None and not statistics_match(request, schema[name]):
-            lost.append(f"{name!r} (dtype {schema[name]}, not the statistics of {text!r})")
-    return lost
-
-
-def _request_for_text(text: str, name: str) -> MetricRequest | None:
-    try:
-        return parse_request(text, column=name)
-    except EvalframeError:
-        return None
-
-
-def _named(
-    schema: Mapping[str, pl.DataType],
-    metrics: Sequence[str] | Mapping[str, str | None],
-    recorded: Mapping[str, str],
-) -> list[MetricColumn]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    if not isinstance(metrics, Sequence | Mapping):
-        raise EvalframeError(
-            f"metrics={metrics!r}: expected a list of metric column names or a mapping "
-            "column -> metric"
-        )
-    names = list(metrics)
-    repeated = sorted({name for name in names if names.count(name) > 1}, key=str)
-    if repeated:
-        raise EvalframeError(f"metric column(s) named more than once: {repeated}")
-    pairs = (
-        list(metrics.items())
-        if isinstance(metrics, Mapping)
-        else [(name, recorded.get(name)) for name in metrics]
-    )
-    chosen = []
-    for column, text in pairs:
-        if not isinstance(column, str):
-            raise EvalframeError(f"metric columns are named by strings, got {column!r}")
-        if column not in schema:
-            raise EvalframeError(
-                f"metric column {column!r} not found; available: {list(schema)}"
-            )
-        request = parse_request(text, column=column) if text else _request_for(column)
-        dtype = schema[column]
-        if request is not None and statistics_match(request, dtype):
-            chosen.append(MetricColumn(column, request))
-        elif request is not None and request.spec.level == "corpus":
-            raise EvalframeError(
-                f"metric column {column!r} has dtype {dtype}; metric {request.name!r} is a "
-                f"corpus metric whose statistics are {request.statistics()} (score the "
-                "frame with evalframe.score to get them)"
-            )
-        elif dtype.is_numeric() or dtype in (pl.Boolean, pl.Null):
-            chosen.append(MetricColumn(column, None))
-        else:
-            raise EvalframeError(
-                f"metric column {column!r} has dtype {dtype}; expected numeric scores or a "
-                "metric's statistics"
-            )
-    return chosen
+    """The metric columns of a scored frame (see :mod:`evalframe.stats.columns`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [c.column for c in find_columns(frame.lazy(), recorded=recorded).columns]
 
 
 def aggregate(
@@ -340,15 +149,7 @@ def aggregate(
     if stderr not in ("auto", "question_mean"):
         raise EvalframeError(f"stderr={stderr!r} is invalid; expected 'auto' or 'question_mean'")
     check_policy(missing)
-    recorded: dict[str, str] = {}
-    recorded_roles: dict[str, str] = {}
-    if not isinstance(scored, pl.DataFrame | pl.LazyFrame):
-        from evalframe.io.load import expand_paths
-
-        if isinstance(scored, str | Path | Sequence) and not isinstance(scored, bytes):
-            paths = expand_paths(scored)
-            recorded = recorded_metrics(paths)
-            recorded_roles = recorded_mapping(paths)
+    recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
     keys = _group_keys(by)
@@ -364,14 +165,15 @@ def aggregate(
             f"({', '.join(AGGREGATE_COLUMNS)}); rename the group column(s) first, e.g. "
             f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})"
         )
-    chosen = _named(schema, metrics, recorded) if metrics is not None else _detect(schema, recorded)
-    chosen = [column for column in chosen if column.column not in keys]
+    found = find_columns(
+        frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
+    )
+    chosen = [column for column in found.columns if column.column not in keys]
     if not chosen:
         raise EvalframeError(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
-    mapping = dict(recorded_roles)
-    mapping.update(columns or {})
+    mapping = found.mapping
     settings = Settings(
         ci=ci, interval=interval, missing=missing, stderr=stderr,
         cluster=_cluster_column(frame, schema, keys, cluster, mapping, stderr),
@@ -482,32 +284,12 @@ def _aggregate(
     settings: Settings,
 ) -> pl.DataFrame:
     tables = []
-    samples = [
-        SampleColumn(
-            column=column.column,
-            request=column.request,
-            bounds=column.request.spec.bounds if column.request is not None else _UNBOUNDED,
-            worst=column.request.spec.worst if column.request is not None else None,
-            roles=(
-                answer_columns(column.request, schema, mapping)
-                if column.request is not None
-                else None
-            ),
-        )
-        for column in chosen
-        if column.level == "sample"
-    ]
+    samples = [column for column in chosen if column.level == "sample"]
     if samples:
         tables.append(sample_table(frame, keys, samples, settings))
     for column in chosen:
         if column.level == "corpus":
-            tables.append(
-                corpus_table(
-                    frame, keys, column.column, column.request, column.reduction,
-                    column.request.spec.bounds, answer_columns(column.request, schema, mapping),
-                    settings,
-                )
-            )
+            tables.append(corpus_table(frame, keys, column, settings))
     # a metric whose reference has its own signature (sacrebleu's) adds that column
     extra = [
         name for name in ("reference_signature",)
@@ -525,9 +307,6 @@ def _aggregate(
         ],
         how="vertical_relaxed",
     )
-
-
-_UNBOUNDED = (-math.inf, math.inf)
 
 
 def _with_parameters(

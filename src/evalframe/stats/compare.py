@@ -38,8 +38,10 @@ Methods (``method=``, resolved per metric column and written in the ``method`` c
   same distribution, without a draw per row). The interval and ``stderr`` are the
   paired-t ones for sample metrics, the paired bootstrap's for corpus metrics.
 - ``"auto"`` (default): ``"mcnemar"`` for 0/1 sample metrics (a ``Boolean`` column, or
-  every non-null value 0 or 1 over the whole column), ``"paired"`` for other sample
-  metrics, ``"bootstrap"`` for corpus metrics.
+  every non-null value 0 or 1 over the whole column) whose pairs are not clustered,
+  ``"paired"`` for other sample metrics (clustered pairs included: McNemar and
+  randomisation treat pairs as independent, and are refused on clustered pairs),
+  ``"bootstrap"`` for corpus metrics.
 
 Randomness comes from ``numpy.random.default_rng(seed)`` afresh for every group, metric
 and procedure, so one comparison does not depend on which others are in the table.
@@ -58,7 +60,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -68,14 +69,7 @@ from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Sums, Table
 from evalframe.stats import intervals
-from evalframe.stats.aggregate import (
-    MetricColumn,
-    _detect,
-    _group_keys,
-    _named,
-    recorded_mapping,
-    recorded_metrics,
-)
+from evalframe.stats.aggregate import _group_keys
 from evalframe.stats.bootstrap import (
     _BLOCK,
     bootstrap_clusters,
@@ -83,7 +77,8 @@ from evalframe.stats.bootstrap import (
     bootstrap_table,
     replicate_stderr,
 )
-from evalframe.stats.missing import answer_columns, score_missing
+from evalframe.stats.columns import MetricColumn, apply_missing, find_columns, recorded_in
+from evalframe.stats.missing import check_policy
 from evalframe.stats.signature import Signature, _metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -132,7 +127,7 @@ def compare(
     by: str | Sequence[str] | None = None,
     on: str | Sequence[str] = "sample_id",
     metrics: Sequence[str] | Mapping[str, str | None] | None = None,
-    cluster: str | None = None,
+    cluster: str | bool | None = None,
     ci: float = 0.95,
     method: str = "auto",
     bootstrap: int = 1000,
@@ -177,7 +172,12 @@ def compare(
         A column grouping items that are not independent (several questions on one
         passage, several samples of one question): the paired stderr is clustered, the
         bootstrap resamples whole clusters. It must have the same value on both sides
-        of a pair.
+        of a pair. ``None`` (default) clusters as :func:`evalframe.aggregate` does: on the
+        ``cluster`` column if there is one, else on ``sample_id`` when it repeats within
+        a model and group (items keyed ``on=["sample_id", "repeat"]``); ``False`` never.
+        Clustered pairs are compared by the clustered paired test (``auto`` never picks
+        McNemar, which treats every pair as independent and, with 5 samples a question,
+        rejects about 10% of equal models at 0.05).
     ci
         Confidence level of the interval.
     method
@@ -225,19 +225,18 @@ def compare(
     └───────┴─────────┴──────────────┴──────────┴─────────┴─────────┘
     """
     _check_options(ci, method, bootstrap, seed, correction)
-    recorded: dict[str, str] = {}
-    if not isinstance(scored, pl.DataFrame | pl.LazyFrame):
-        from evalframe.io.load import expand_paths
-
-        if isinstance(scored, str | Path | Sequence) and not isinstance(scored, bytes):
-            recorded = recorded_metrics(expand_paths(scored))
-            columns = {**recorded_mapping(expand_paths(scored)), **(columns or {})}
+    check_policy(missing)
+    recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
-    keys, items = _keys(schema, model, by, on, cluster)
+    keys, items = _keys(schema, model, by, on, cluster if isinstance(cluster, str) else None)
     on_keys = [on] if isinstance(on, str) else list(dict.fromkeys(on))
     pair_keys = [*keys, *items]
-    chosen = _named(schema, metrics, recorded) if metrics is not None else _detect(schema, recorded)
+    found = find_columns(
+        frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
+    )
+    chosen = found.columns
+    cluster = _cluster_column(frame, schema, model, keys, items, cluster, found.mapping)
     used = {model, *pair_keys, *([cluster] if cluster else [])}
     chosen = [column for column in chosen if column.column not in used]
     if not chosen:
@@ -245,10 +244,7 @@ def compare(
             "no metric columns to compare: name them with metrics=[...] or score the frame first"
         )
     kept = [model, *pair_keys, *([cluster] if cluster and cluster not in pair_keys else [])]
-    frame = score_missing(
-        frame, schema, [c.request for c in chosen if c.request is not None], missing,
-        columns or {},
-    )
+    frame = apply_missing(frame, chosen, missing)
     try:
         data = frame.select(*kept, *(c.column for c in chosen)).collect()
     except pl.exceptions.PolarsError as error:
@@ -258,7 +254,7 @@ def compare(
         ) from error
     models = _models(data, model, baseline)
     _check_unique(data, model, pair_keys)
-    methods = [_resolve(column, method, data) for column in chosen]
+    methods = [_resolve(column, method, data, clustered=cluster is not None) for column in chosen]
     pairs = _pairs(data, model, baseline, models, pair_keys, chosen, cluster)
     group_keys = [_MODEL, *keys]
     groups = pairs.group_by(group_keys, maintain_order=True).agg(
@@ -273,7 +269,7 @@ def compare(
         )
         text = _signature(
             column, resolved, on_keys, cluster, ci, bootstrap, seed, correction,
-            _missing_label(column, schema, missing, columns or {}),
+            _missing_label(column, missing),
         )
         tables.append(
             groups.join(table, on=group_keys, how="left", nulls_equal=True, maintain_order="left")
@@ -301,12 +297,9 @@ def compare(
     return result.select(*keys, *names)
 
 
-def _missing_label(
-    column: MetricColumn, schema: Mapping[str, pl.DataType], missing: str,
-    mapping: Mapping[str, str],
-) -> str:
+def _missing_label(column: MetricColumn, missing: str) -> str:
     """The missing-answer policy that made a column's numbers, as the signature says it."""
-    if column.request is None or answer_columns(column.request, schema, mapping) is None:
+    if not column.missing_known:
         return "unknown"
     return missing if column.level == "sample" else "exclude"
 
@@ -426,7 +419,46 @@ def _is_binary(data: pl.DataFrame, column: str) -> tuple[bool, Any]:
     return bad.len() == 0, bad[0] if bad.len() else None
 
 
-def _resolve(column: MetricColumn, method: str, data: pl.DataFrame) -> str:
+def _cluster_column(
+    frame: pl.LazyFrame,
+    schema: Mapping[str, pl.DataType],
+    model: str,
+    keys: list[str],
+    items: list[str],
+    cluster: str | bool | None,
+    mapping: Mapping[str, str],
+) -> str | None:
+    """The column to cluster on, found as ``aggregate`` finds it (see :func:`compare`)."""
+    if cluster is False:
+        return None
+    if isinstance(cluster, str):
+        return cluster
+    if cluster not in (None, True):
+        raise EvalframeError(f"cluster={cluster!r}: expected a column name, None or False")
+    taken = {model, *keys}
+    role_column = mapping.get("cluster", "cluster")
+    if role_column in schema and role_column not in taken:
+        return role_column
+    sample_id = mapping.get("sample_id", "sample_id")
+    if sample_id in schema and sample_id not in taken and items != [sample_id]:
+        repeats = (
+            frame.group_by([model, *keys])
+            .agg(repeat=pl.col(sample_id).n_unique() < pl.len())
+            .select(pl.col("repeat").any())
+            .collect()
+            .item()
+        )
+        if repeats:
+            return sample_id
+    if cluster is True:
+        raise EvalframeError(
+            "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
+            "does not repeat within a model and group; name the column with cluster='...'"
+        )
+    return None
+
+
+def _resolve(column: MetricColumn, method: str, data: pl.DataFrame, *, clustered: bool) -> str:
     if column.level == "corpus":
         if method in ("paired", "mcnemar"):
             raise EvalframeError(
@@ -435,6 +467,15 @@ def _resolve(column: MetricColumn, method: str, data: pl.DataFrame) -> str:
                 "or 'randomization' (or choose the columns with metrics=[...])"
             )
         return "bootstrap" if method == "auto" else method
+    if method in ("mcnemar", "randomization") and clustered:
+        raise EvalframeError(
+            f"method={method!r} treats every pair as independent, but the pairs of "
+            f"{column.column!r} are clustered (several rows per question): it would reject "
+            "too often. Use 'auto' or 'paired' (a clustered paired test), 'bootstrap', or "
+            "cluster=False if the rows are independent"
+        )
+    if method == "auto" and clustered:
+        return "paired"
     if method in ("auto", "mcnemar"):
         binary, first = _is_binary(data, column.column)
         if method == "mcnemar" and not binary:

@@ -31,7 +31,7 @@ signature says ``missing:unknown``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -103,46 +103,6 @@ def missing_rows(columns: RoleColumns) -> pl.Expr:
         else pl.lit(True)
     )
     return pl.col(columns.score).is_null() & answer_null & references_present
-
-
-def score_missing(
-    frame: pl.LazyFrame,
-    schema: Mapping[str, pl.DataType],
-    requests: Sequence[MetricRequest],
-    missing: str,
-    mapping: Mapping[str, str],
-) -> pl.LazyFrame:
-    """The sample metrics' columns with their missing answers scored by the policy.
-
-    ``"wrong"``: the metric's worst score; ``"exclude"``: left null; ``"error"``: raise,
-    counting them. Corpus metrics and columns whose answer columns are not found are
-    left as they are. (``aggregate`` counts ``n_missing`` itself; ``compare`` and
-    ``paired_variance`` score their inputs with this.)
-    """
-    check_policy(missing)
-    replaced = []
-    for request in requests:
-        if request.spec.level != "sample":
-            continue
-        roles = answer_columns(request, schema, mapping)
-        if roles is None:
-            continue
-        is_missing = missing_rows(roles)
-        if missing == "error":
-            count = frame.select(is_missing.sum()).collect().item()
-            if count:
-                raise EvalframeError(
-                    f"metric {request.column!r}: {count} row(s) have no answer with "
-                    "missing='error'; use missing='wrong' or 'exclude'"
-                )
-        elif missing == "wrong":
-            replaced.append(
-                pl.when(is_missing)
-                .then(pl.lit(request.spec.worst))
-                .otherwise(pl.col(request.column))
-                .alias(request.column)
-            )
-    return frame.with_columns(replaced) if replaced else frame
 
 
 def check_policy(missing: object) -> str:

@@ -45,7 +45,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -53,8 +52,8 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
-from evalframe.metrics.request import parse_request
-from evalframe.stats.missing import check_policy, score_missing
+from evalframe.stats.columns import apply_missing, find_columns, recorded_in
+from evalframe.stats.missing import check_policy
 from evalframe.stats.stderr import clustered_stderr
 
 __all__ = ["PairedVariance", "mde", "paired_variance", "power", "sample_size"]
@@ -224,16 +223,15 @@ def paired_variance(
     (0.5833, 0.5208)
     """
     keys = _as_list(on)
-    mapping: dict[str, str] = {}
-    if not isinstance(scored, pl.DataFrame | pl.LazyFrame) and isinstance(scored, str | Path):
-        from evalframe.io.load import expand_paths
-        from evalframe.stats.aggregate import recorded_mapping
-
-        mapping = recorded_mapping(expand_paths(scored))
-    mapping.update(columns or {})
+    check_policy(missing)
+    recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
-    frame = _score_missing(frame, schema, metric, missing, mapping)
+    if isinstance(metric, str) and metric in schema:
+        found = find_columns(
+            frame, [metric], columns=columns, recorded=recorded, recorded_roles=recorded_roles
+        )
+        frame = apply_missing(frame, found.columns, missing)
     needed = [model, *keys, metric, *([cluster] if cluster is not None else [])]
     absent = [column for column in needed if column not in schema]
     if absent:
@@ -466,24 +464,6 @@ def _effect_for(
 def _out(values: npt.NDArray, *inputs: object) -> float | npt.NDArray:
     scalar = all(np.ndim(value) == 0 for value in inputs)
     return values.item() if scalar else values
-
-
-def _score_missing(
-    frame: pl.LazyFrame,
-    schema: Mapping[str, pl.DataType],
-    metric: str,
-    missing: str,
-    mapping: Mapping[str, str],
-) -> pl.LazyFrame:
-    """The metric column with missing answers scored by ``missing`` (as ``aggregate`` does)."""
-    check_policy(missing)
-    if metric not in schema:
-        return frame  # reported with the other absent columns
-    try:
-        request = parse_request(metric, column=metric)
-    except EvalframeError:
-        return frame  # not a metric's column: nothing tells a missing answer apart
-    return score_missing(frame, schema, [request], missing, mapping)
 
 
 def power(

@@ -37,7 +37,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.metrics.reduce import Mean, Sums
-from evalframe.stats.aggregate import MetricColumn, _named
+from evalframe.stats.columns import MetricColumn, find_columns
 
 __all__ = ["SACREBLEU_SEED", "paired_ar", "paired_bootstrap"]
 
@@ -150,7 +150,7 @@ def _paired(
     for name in [model, *keys]:
         if name not in frame.columns:
             raise EvalframeError(f"no column {name!r}; the columns: {frame.columns}")
-    (column,) = _named(frame.schema, {metric: request} if request else [metric], {})
+    (column,) = find_columns(frame.lazy(), {metric: request} if request else [metric]).columns
     formula, fields = _formula(column, frame)
     models = frame.get_column(model).unique(maintain_order=True).to_list()
     if baseline not in models:
