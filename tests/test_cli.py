@@ -10,6 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from evalframe.scored import read_contract
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "example_dump.jsonl"
 
 
@@ -44,13 +46,17 @@ def test_score_then_aggregate_files(tmp_path, dump):
     assert result.returncode == 0, result.stderr.decode()
     frame = pl.read_parquet(scored)
     metadata = pl.read_parquet_metadata(scored)
-    assert json.loads(metadata["evalframe.metrics"]) == {"squad_em": "squad_em",
-                                                         "squad_f1": "squad_f1"}
+    contract = read_contract(frame.lazy())
+    assert {name: entry.request for name, entry in contract.metrics.items()} == {
+        "squad_em": "squad_em", "squad_f1": "squad_f1"}
+    assert contract.metrics["squad_em"].roles == {"prediction": "pred", "gold": "answers"}
     assert json.loads(metadata["evalframe.signatures"])["squad_em"].startswith(
         "metric:squad_em|opts:-|reduce:mean|version:"
     )
-    # hand check: "Paris"=="Paris"; "the Rome" normalises to "rome"; Berlin != Paris; null -> null
-    assert frame["squad_em"].to_list() == [1.0, 1.0, 0.0, None]
+    # hand check: "Paris"=="Paris"; "the Rome" normalises to "rome"; Berlin != Paris; a null
+    # prediction is a missing answer: scored wrong, and flagged
+    assert frame["squad_em"].to_list() == [1.0, 1.0, 0.0, 0.0]
+    assert frame["squad_em:missing"].to_list() == [False, False, False, True]
     summary = tmp_path / "summary.csv"
     result = run("aggregate", str(scored), "--by", "model", "-o", str(summary))
     assert result.returncode == 0, result.stderr.decode()
@@ -331,8 +337,9 @@ def test_reading_options_reach_the_loader(tmp_path):
     assert run("score", str(path), "-m", "exact_match", "--schema", "prediction=str",
                "--schema", "gold=str", "--csv-empty", "null", "-o", str(out),
                "--quiet").returncode == 0
-    # unquoted empty field: null (a missing answer); quoted "": still an empty string
-    assert pl.read_parquet(out)["exact_match"].to_list() == [1.0, 0.0, None]
+    # unquoted empty field: null (a missing answer, scored wrong); quoted "": still ""
+    assert pl.read_parquet(out)["exact_match"].to_list() == [1.0, 0.0, 0.0]
+    assert pl.read_parquet(out)["exact_match:missing"].to_list() == [False, False, True]
     bad = run("score", str(path), "-m", "exact_match", "--schema", "prediction")
     assert bad.returncode == 2 and "COLUMN=TYPE" in bad.stderr.decode()
 
@@ -375,7 +382,7 @@ def test_score_with_golds_from_another_file_reports_missing_predictions(tmp_path
     assert "Traceback" not in stderr and "UserWarning" not in stderr
     scored = pl.read_parquet(out)
     assert scored.select("id", "prediction", "squad_em").rows() == [
-        ("q1", "Paris", 1.0), ("q2", None, None), ("q3", "x", None),
+        ("q1", "Paris", 1.0), ("q2", None, 0.0), ("q3", "x", None),
     ]
     summary = run("aggregate", str(out), "-o", str(tmp_path / "s.json"), "--quiet")
     assert summary.returncode == 0, summary.stderr
@@ -400,7 +407,8 @@ def test_select_and_format_table(tmp_path):
     done = run("score", str(path), "-m", "exact_match", "--select", "prediction,gold",
                "--format", "table", "-o", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
-    assert pl.read_parquet(out).columns == ["prediction", "gold", "exact_match"]
+    assert pl.read_parquet(out).columns == [
+        "prediction", "gold", "exact_match", "exact_match:missing", "_evalframe"]
 
 
 def test_aggregate_join_attaches_model_metadata(tmp_path, dump):

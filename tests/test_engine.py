@@ -20,7 +20,10 @@ def counts() -> pl.DataFrame:
 
 def test_adds_one_float64_column_per_metric_named_as_requested(counts):
     scored = ef.score(counts, ["pass@1", "pass@5"])
-    assert scored.columns == ["model", "n", "c", "extra", "pass@1", "pass@5"]
+    assert scored.columns == [
+        "model", "n", "c", "extra", "pass@1", "pass@5", "pass@1:missing", "pass@5:missing",
+        "_evalframe",
+    ]
     assert scored.schema["pass@1"] == pl.Float64
     assert scored.select("model", "n", "c", "extra").equals(counts)
     # pass@1 = c / n (hand computation): 0/10, 10/10, 2/5

@@ -22,7 +22,7 @@ def dump() -> pl.DataFrame:
             "prediction": ["Paris", "paris", None, "x"],
             "gold": ["Paris", "Paris", "a", "y"],
             # hand-set: rows 0 and 3 agree with exact_match, row 1 does not (case), row 2
-            # has a null prediction: evalframe null, harness 0.0
+            # has a null prediction: a missing answer, scored wrong (0.0) as the harness did
             "harness.exact_match": [1.0, 1.0, 0.0, 0.0],
             "harness.em_bool": [True, False, None, False],
         }
@@ -33,21 +33,24 @@ def test_counts_agreement_and_lists_the_rows_that_differ():
     found = ef.rescore(dump(), ["exact_match"])
     summary = found.summary.row(0, named=True)
     assert summary["n"] == 4
-    assert (summary["n_agree"], summary["n_differ"]) == (2, 2)
-    assert summary["n_null_evalframe"] == 1
+    assert (summary["n_agree"], summary["n_differ"]) == (3, 1)
+    assert summary["n_null_evalframe"] == 0
     assert summary["n_null_harness"] == 0
     assert summary["max_abs_difference"] == 1.0
     assert found.differences.select("row", "sample_id", "evalframe", "harness").rows() == [
         (1, 1, 0.0, 1.0),
-        (2, 2, None, 0.0),
     ]
+    # a harness that scored the missing answer right would differ
+    other = dump().with_columns(pl.Series("harness.exact_match", [1.0, 0.0, 1.0, 0.0]))
+    assert ef.rescore(other, ["exact_match"]).differences["row"].to_list() == [2]
     assert not found.agrees
 
 
 def test_alias_and_against_name_the_harness_column_booleans_read_as_numbers():
     aliased = ef.rescore(dump(), ["em_bool=exact_match"])
     assert aliased.summary["against"].to_list() == ["harness.em_bool"]
-    # row 2: both null agree; row 1: 0.0 vs False agree
+    # row 2: a missing answer (scored 0.0) and the harness's null agree; row 1: 0.0 vs
+    # False agree
     assert aliased.agrees
     mapped = ef.rescore(dump(), ["exact_match"], against={"exact_match": "harness.em_bool"})
     assert mapped.agrees
@@ -87,7 +90,7 @@ def test_command_line_exit_code_says_whether_every_row_agrees(tmp_path, capsys):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     assert main(["rescore", str(path), "-m", "exact_match", "--quiet"]) == 1
     out = capsys.readouterr().out
-    assert "2 differing row(s)" in out
+    assert "1 differing row(s)" in out
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     assert main(["rescore", str(good), "-m", "exact_match", "--quiet"]) == 0

@@ -222,10 +222,8 @@ def score_plan(
         _scored_metric(request, schema, mapping, roles)
         for (request, _), roles in zip(planned, found, strict=True)
     ]
-    produced = [
-        name for entry in contract for name in (entry.column, entry.missing) if name is not None
-    ]
-    clashing = [name for name in produced if name in schema]
+    # a metric's flag column goes with it: one left behind by a dropped metric is replaced
+    clashing = [entry.column for entry in contract if entry.column in schema]
     if clashing and not overwrite:
         raise EvalframeError(
             f"the input already has column(s) {clashing} named like the requested metrics; "

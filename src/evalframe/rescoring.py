@@ -17,6 +17,7 @@ from evalframe.engine import Metrics, collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source
 from evalframe.metrics.request import parse_requests
+from evalframe.scored import missing_column
 
 __all__ = ["HARNESS_PREFIX", "Rescore", "rescore"]
 
@@ -68,7 +69,9 @@ def rescore(
     Each metric column is compared with ``harness.<column>`` unless ``against`` maps it to
     another column (``{"squad_em": "harness.em"}``); name a metric as the harness does with an
     alias (``"exact_match=drop_em"``). Two values agree when both are null, both NaN, or they
-    differ by at most ``tolerance`` (0: bit for bit). Harness booleans read as 1.0 / 0.0.
+    differ by at most ``tolerance`` (0: bit for bit). Harness booleans read as 1.0 / 0.0. A
+    missing answer (a null prediction: scored wrong, see :mod:`evalframe.scored`) agrees with
+    the harness's null or with its score.
     ``reading`` takes :func:`evalframe.score`'s reading keywords (``format``, ``gold``,
     ``on``, ``group_by``, ``schema``...).
 
@@ -121,8 +124,13 @@ def rescore(
     for request in requests:
         mine = pl.col(request.column).cast(pl.Float64)
         theirs = pl.col(targets[request.column]).cast(pl.Float64)
-        both_null = mine.is_null() & theirs.is_null()
-        one_null = mine.is_null() ^ theirs.is_null()
+        flag = missing_column(request.column)
+        # a missing answer is scored wrong; a harness that left it null says the same
+        unanswered = (
+            pl.col(flag) & theirs.is_null() if flag in scored.columns else pl.lit(False)
+        )
+        both_null = (mine.is_null() & theirs.is_null()) | unanswered
+        one_null = (mine.is_null() ^ theirs.is_null()) & ~unanswered
         both_nan = mine.is_nan() & theirs.is_nan()
         close = (mine - theirs).abs() <= tolerance
         agree = both_null | (~one_null & (both_nan | close.fill_null(False)))

@@ -109,7 +109,12 @@ def test_unmatched_and_null_items_are_counted():
             "score": [1.0, 0.0, None, 1.0, 0.5, 1.0, 0.5, None, 1.0, 0.0],
         }
     )
-    row = ef.compare(frame, baseline="base", metrics=["score"]).row(0, named=True)
+    # nothing says whether the nulls are missing answers: refused unless left out knowingly
+    with pytest.raises(EvalframeError, match="'score': 2 row\\(s\\) have a null score"):
+        ef.compare(frame, baseline="base", metrics=["score"])
+    row = ef.compare(frame, baseline="base", metrics=["score"], missing="exclude").row(
+        0, named=True
+    )
     # matched: 1, 2, 3, 4; null on a side: 2 and 3; pairs: 1 (1 vs 0) and 4 (1 vs .5)
     assert (row["n_pairs"], row["n_null_pairs"]) == (2, 2)
     assert (row["n_unmatched_model"], row["n_unmatched_baseline"]) == (1, 1)

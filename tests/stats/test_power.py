@@ -188,8 +188,13 @@ def test_paired_variance_hand_computed():
             "model": ["a"] * 6 + ["b"] * 6 + ["a", "b"],
             "sample_id": [1, 1, 2, 2, 3, 3] * 2 + [9, 8],  # 9 and 8 are unmatched
             "acc": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, None, 1.0, 0.0],
+            # the null is a row without a gold, not a missing answer (as evalframe.score
+            # would flag it)
+            "acc:missing": [False] * 14,
         }
     )
+    with pytest.raises(EvalframeError, match="'acc': 1 row\\(s\\) have a null score"):
+        paired_variance(scored.drop("acc:missing"), metric="acc", baseline="b")
     v = paired_variance(scored, metric="acc", baseline="b")
     # questions 1..3: a's means 1, .5, 0 (variances 0, .5, 0); b's 0, 1, 0 (K = 2, 2, 1)
     # d = 1, -.5, 0: var = (25 + 16 + 1) / 36 / 2 = 21/36

@@ -250,23 +250,32 @@ def test_missing_error_raises_naming_the_count_and_the_first_row():
     assert ef.aggregate(answered, by="task", missing="error")["value"].to_list() == [0.5, 1.0]
 
 
-def test_missing_is_unknown_when_the_answer_column_is_not_there():
-    # the prediction column dropped: a null score cannot be told apart; excluded, and said
-    table = ef.aggregate(_scored().drop("prediction"), by="task")
-    t = _row(table, "t")
-    assert (t["n"], t["n_missing"], t["n_null"], t["value"]) == (2, None, 3, 0.5)
+def test_missing_answers_are_known_without_the_answer_column():
+    # the prediction column dropped: the scored frame still records which rows were
+    # missing answers (exact_match:missing), so the table does not change
+    whole = ef.aggregate(_scored(), by="task")
+    assert ef.aggregate(_scored().drop("prediction", "gold"), by="task").equals(whole)
+    # with the record dropped too, a null score's meaning is unknown: refused by default,
+    # and left out when the user says so
+    bare = _scored().select("task", "exact_match")
+    with pytest.raises(EvalframeError, match="'exact_match': 2 row\\(s\\) have a null score"):
+        ef.aggregate(bare, by="task")
+    t = _row(ef.aggregate(bare, by="task", missing="exclude"), "t")
+    # the missing answer was scored 0.0 in the column itself: the value stays honest
+    assert (t["n"], t["n_missing"], t["n_null"], t["value"]) == (3, None, 2, 1 / 3)
     assert "|missing:unknown|" in t["signature"]
 
 
-def test_missing_answers_follow_the_role_mapping():
+def test_missing_answers_follow_the_role_mapping_given_to_score_only():
     renamed = MISSING.rename({"prediction": "pred", "gold": "answer"})
     columns = {"prediction": "pred", "gold": "answer"}
     scored = ef.score(renamed, ["exact_match"], columns=columns)
-    t = _row(ef.aggregate(scored, by="task", columns=columns), "t")
+    t = _row(ef.aggregate(scored, by="task"), "t")
     assert (t["n"], t["n_missing"], t["n_null"]) == (3, 1, 2)
-    # without the mapping, aggregate cannot find the answer column: missing:unknown
-    unknown = _row(ef.aggregate(scored, by="task"), "t")
-    assert unknown["n_missing"] is None and "|missing:unknown|" in unknown["signature"]
+    assert ef.aggregate(scored, by="task", columns=columns).equals(
+        ef.aggregate(scored, by="task")
+    )
+    assert ef.aggregate(scored, by="task").equals(ef.aggregate(_scored(), by="task"))
 
 
 def test_corpus_metrics_leave_missing_answers_out_under_any_policy():
