@@ -67,6 +67,8 @@ class MetricColumn:
     references: tuple[str, ...] = ()
     #: The input columns holding the model's answer, where known (for messages).
     answers: tuple[str, ...] = field(default=())
+    #: The flag column the contract names, when it is gone from the frame.
+    lost_flag: str | None = None
 
     @property
     def reduction(self) -> Reduction:
@@ -204,7 +206,8 @@ def _column(
             missing = None  # the flags were dropped: check_unknown_missing decides
         answers = tuple(c for role, c in entry.roles.items() if role in ANSWER_ROLES)
         references = tuple(c for role, c in entry.roles.items() if role not in ANSWER_ROLES)
-        return MetricColumn(name, request, missing, scored, references, answers)
+        lost_flag = entry.missing if missing is None else None
+        return MetricColumn(name, request, missing, scored, references, answers, lost_flag)
     request = _by_name(text or recorded.get(name) or name, name, dtype)
     if request is None:
         given = _request_or_none(text or recorded.get(name) or name, name)
@@ -225,6 +228,13 @@ def _column(
     roles = answer_columns(request, schema, mapping)
     if flag is None and roles is not None:
         flag = _legacy_missing(roles, request)
+    if flag is None:
+        warnings.warn(
+            f"the missing answers of {name!r} are not known: the frame has no record of its "
+            f"scoring ({CONTRACT_COLUMN!r}, {missing_column(name)!r}) and its input columns "
+            "are not found (name them with columns=...); n_missing is left null",
+            stacklevel=4,
+        )
     return MetricColumn(
         name, request, flag, None,
         roles.references if roles is not None else (),
@@ -319,7 +329,16 @@ def check_unknown_missing(
     different one, so this raises, naming the fixes. ``missing="exclude"`` leaves every
     null score out, knowingly.
     """
-    if column.missing_known or not null_scores or missing == "exclude":
+    if column.missing_known:
+        return
+    if column.lost_flag is not None and missing != "wrong":
+        raise EvalframeError(
+            f"cannot {what} metric column {column.column!r} with missing={missing!r}: the "
+            f"column {column.lost_flag!r} that records its missing answers is gone (they are "
+            "scored as wrong in the column itself). Keep it beside the scores, or use "
+            "missing='wrong'"
+        )
+    if not null_scores or missing == "exclude":
         return
     raise EvalframeError(
         f"cannot {what} metric column {column.column!r}: {null_scores} row(s) have a null "
