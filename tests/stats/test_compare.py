@@ -610,3 +610,53 @@ def test_missing_answers_lose_the_pair_by_default():
     assert (excluded["n_pairs"], excluded["n_null_pairs"], excluded["diff"]) == (1, 1, 0.0)
     with pytest.raises(EvalframeError, match="1 row\\(s\\) have no answer"):
         ef.compare(scored, baseline="old", missing="error")
+
+
+# --- clustered pairs --------------------------------------------------------------------
+
+
+def _equal_models_with_epochs(replicates: int, questions: int, epochs: int) -> pl.DataFrame:
+    """Two models equally good on average, each with its own difficulty per question.
+
+    p(model, question) ~ Beta(2, 2) independently for each model, ``epochs`` 0/1 samples
+    per question and model: a model's samples of one question are correlated (ICC 0.2),
+    so its ``epochs`` rows are one cluster, not ``epochs`` independent items.
+    """
+    rng = np.random.default_rng(11)
+    shape = (replicates, questions)
+    a = rng.random((*shape, epochs)) < rng.beta(2, 2, size=shape)[:, :, None]
+    b = rng.random((*shape, epochs)) < rng.beta(2, 2, size=shape)[:, :, None]
+    keys = {
+        "rep": np.repeat(np.arange(replicates), questions * epochs),
+        "sample_id": np.tile(np.repeat(np.arange(questions), epochs), replicates),
+        "epoch": np.tile(np.arange(epochs), replicates * questions),
+    }
+    return pl.concat([
+        pl.DataFrame({**keys, "model": "a", "correct": a.ravel().astype(float)}),
+        pl.DataFrame({**keys, "model": "b", "correct": b.ravel().astype(float)}),
+    ])
+
+
+def test_repeated_sample_ids_are_clusters_and_auto_keeps_the_type_i_error():
+    """2,000 simulated comparisons of equal models (100 questions x 5 epochs).
+
+    At alpha = 0.05 a valid test rejects 5% of them, give or take the Monte-Carlo error
+    sqrt(0.05 * 0.95 / 2000) = 0.49%; three of those either side is the bound. McNemar,
+    which treats the 500 pairs as independent, rejects far more often (about 12%).
+    """
+    frame = _equal_models_with_epochs(2000, 100, 5)
+    on = ["sample_id", "epoch"]
+    table = ef.compare(frame, baseline="b", by="rep", on=on, metrics=["correct"])
+    assert table["method"].unique().to_list() == ["paired"]
+    assert "cluster:sample_id" in table["signature"][0]
+    rate = float((table["p_value"] < 0.05).mean())
+    error = 3 * math.sqrt(0.05 * 0.95 / 2000)
+    assert 0.05 - error <= rate <= 0.05 + error, rate
+    # the same data with the clusters ignored: the test the default used to pick
+    naive = ef.compare(frame, baseline="b", by="rep", on=on, metrics=["correct"],
+                       cluster=False)
+    assert naive["method"].unique().to_list() == ["mcnemar"]
+    assert float((naive["p_value"] < 0.05).mean()) > 0.09
+    with pytest.raises(EvalframeError, match="method='mcnemar' treats every pair as"):
+        ef.compare(frame.filter(pl.col("rep") == 0), baseline="b", on=on,
+                   metrics=["correct"], method="mcnemar")

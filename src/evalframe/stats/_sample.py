@@ -158,14 +158,15 @@ def _finish(
         clusters = n
         stderr, df, repeated = iid, n - 1, np.zeros(len(n), dtype=bool)
     binary = table[f"binary{i}"].fill_null(False).to_numpy()
-    units = n
+    # where the effective sample size is undefined (every score 0 or 1), Wilson counts the
+    # independent units: the questions when rows are clustered
+    units = clusters if clustered else n
     if clustered and settings.stderr == "question_mean":
         # the mean of the questions' mean scores, the estimator this standard error is of
         # (the row mean too when every question has as many samples); for 0/1 rows it is
         # a proportion, and its Wilson interval is on the questions' effective number
         mean = table[f"qmean{i}"].to_numpy().astype(np.float64)
         repeated = np.ones(len(mean), dtype=bool)
-        units = clusters
     bounds = _bounds(column, binary)
     low, high = _interval(mean, stderr, n, units, df, binary, repeated, bounds, settings)
     # without the metric's answer columns, missing answers cannot be told apart
