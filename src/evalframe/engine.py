@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -229,6 +230,16 @@ def score_plan(
             f"the input already has column(s) {clashing} named like the requested metrics; "
             "pass overwrite=True (CLI: --overwrite) to replace them, or rename them"
         )
+    # Where an extractor finds no answer is computed beside the scores, in one context with
+    # them, so polars' common-subexpression elimination runs each extraction once.
+    beside = []
+    for i, roles in enumerate(found):
+        if roles is not None and roles.unextracted:
+            names = [f"{row_number}_unextracted{i}_{j}" for j in range(len(roles.unextracted))]
+            beside += [
+                expr.alias(name) for expr, name in zip(roles.unextracted, names, strict=True)
+            ]
+            found[i] = replace(roles, unextracted=tuple(pl.col(name) for name in names))
     flags = [
         missing_rows(roles).alias(entry.missing)
         for entry, roles in zip(contract, found, strict=True)
@@ -247,9 +258,10 @@ def score_plan(
     ]
     scored = (
         frame.with_row_index(row_number)
-        .with_columns([expr for _, expr in planned])
+        .with_columns([expr for _, expr in planned] + beside)
         .drop(row_number)
         .with_columns(flags)
+        .drop([expr.meta.output_name() for expr in beside])
         .with_columns([*filled, merged_contract_expr(frame, contract, mapping)])
     )
     return scored, planned

@@ -228,13 +228,6 @@ def _column(
     roles = answer_columns(request, schema, mapping)
     if flag is None and roles is not None:
         flag = _legacy_missing(roles, request)
-    if flag is None:
-        warnings.warn(
-            f"the missing answers of {name!r} are not known: the frame has no record of its "
-            f"scoring ({CONTRACT_COLUMN!r}, {missing_column(name)!r}) and its input columns "
-            "are not found (name them with columns=...); n_missing is left null",
-            stacklevel=4,
-        )
     return MetricColumn(
         name, request, flag, None,
         roles.references if roles is not None else (),
@@ -339,6 +332,19 @@ def check_unknown_missing(
             "missing='wrong'"
         )
     if not null_scores or missing == "exclude":
+        if column.request is not None or column.lost_flag is not None:
+            record = (
+                f"its column {column.lost_flag!r} is gone"
+                if column.lost_flag is not None
+                else f"the frame has no record of its scoring ({CONTRACT_COLUMN!r}, "
+                f"{missing_column(column.column)!r}) and its input columns are not found "
+                "(name them with columns=...)"
+            )
+            warnings.warn(
+                f"the missing answers of {column.column!r} are not known: {record}; "
+                "n_missing is left null",
+                stacklevel=5,
+            )
         return
     raise EvalframeError(
         f"cannot {what} metric column {column.column!r}: {null_scores} row(s) have a null "
