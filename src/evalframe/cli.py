@@ -41,6 +41,7 @@ from evalframe.metrics.registry import all_metrics, list_metrics
 from evalframe.metrics.request import describe_options, parse_requests
 from evalframe.normalize.table import list_normalizers
 from evalframe.schema import ROLES
+from evalframe.scored import CONTRACT_COLUMN
 from evalframe.stats.aggregate import AGGREGATE_COLUMNS, aggregate, widen
 from evalframe.stats.columns import (
     ROLES_KEY,
@@ -287,7 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("-m", "--metric", action="append", dest="metrics",
                             metavar="METRIC", help="metric column to compare (repeatable)")
     comparison.add_argument("--cluster", metavar="COLUMN",
-                            help="cluster the paired standard error on this column")
+                            help="cluster the paired test on this column (default: the "
+                            "'cluster' column, else sample_id where it repeats, as aggregate)")
+    comparison.add_argument("--no-cluster", action="store_true",
+                            help="never cluster: every pair is independent")
     comparison.add_argument("--method", default="auto",
                             choices=("auto", "paired", "mcnemar", "bootstrap", "randomization"))
     comparison.add_argument("--correction", choices=("holm", "bh"),
@@ -561,8 +565,8 @@ def _run_score(args: argparse.Namespace) -> int:
             collect(scored).write_parquet(buffer, metadata=metadata)
             sys.stdout.buffer.write(buffer.getvalue())
             sys.stdout.flush()
-        elif output is None:
-            _show(collect(scored))
+        elif output is None:  # the record of the scoring is for programs, not the terminal
+            _show(collect(scored).drop(CONTRACT_COLUMN))
         else:
             save(scored, output, metadata=metadata)
     return EXIT_OK
@@ -699,6 +703,8 @@ def _run_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"evalframe compare: --ci {args.ci} must be strictly between 0 and 1")
     if args.bootstrap < 2 or args.seed < 0:
         raise UsageError("evalframe compare: --bootstrap must be >= 2 and --seed >= 0")
+    if args.cluster and args.no_cluster:
+        raise UsageError("evalframe compare: give --cluster COLUMN or --no-cluster, not both")
     paths = expand_paths(args.inputs)
     frame, recorded = scan(args.inputs), recorded_metrics(paths)
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
@@ -720,7 +726,8 @@ def _run_compare(args: argparse.Namespace) -> int:
     with progress("comparing", args.quiet):
         table = compare(
             frame, baseline=args.baseline, model=args.model_column, by=keys or None, on=on,
-            metrics=names, cluster=args.cluster, ci=args.ci, method=args.method,
+            metrics=names, cluster=False if args.no_cluster else args.cluster, ci=args.ci,
+            method=args.method,
             bootstrap=args.bootstrap, seed=args.seed, correction=args.correction,
             missing=args.missing, columns=recorded_mapping(paths),
         )

@@ -545,10 +545,16 @@ def _pairs(
 # --- one metric -------------------------------------------------------------------------
 
 
-def _diff_bounds(column: MetricColumn) -> tuple[float, float]:
-    """Where a difference of two scores can lie: ``[lo - hi, hi - lo]`` for bounds [lo, hi]."""
+def _diff_bounds(column: MetricColumn, present: pl.DataFrame) -> tuple[float, float]:
+    """Where a difference of two scores can lie: ``[lo - hi, hi - lo]`` for bounds [lo, hi].
+
+    A column that is not a metric's has no known bounds, unless its scores are 0 or 1.
+    """
     if column.request is None:
-        return (-math.inf, math.inf)
+        binary = present.select(
+            pl.all_horizontal(pl.col(_X, _Y).is_in([0.0, 1.0]).all())
+        ).item()
+        return (-1.0, 1.0) if binary else (-math.inf, math.inf)
     low, high = column.request.spec.bounds
     return (low - high, high - low)
 
@@ -579,7 +585,8 @@ def _compare_metric(
         present = present.with_columns(pl.col(_X, _Y).cast(pl.Float64)).with_columns(
             (pl.col(_X) - pl.col(_Y)).alias(_D)
         )
-        stats = _sample_stats(present, group_keys, method, clustered, ci, _diff_bounds(column))
+        bounds = _diff_bounds(column, present)
+        stats = _sample_stats(present, group_keys, method, clustered, ci, bounds)
         if method in ("bootstrap", "randomization"):
             stats = _resampled(present, group_keys, stats, column, method, clustered, ci,
                                bootstrap, seed)
