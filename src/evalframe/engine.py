@@ -89,9 +89,14 @@ def score(
     requested (``"pass@10"``, ``"f1(average=macro)"``) or by the alias
     (``"em_ci=exact_match(ignore_case=true)"``, or ``{"em_ci": "exact_match(...)"}``),
     rows and columns in their original order. A sample-level metric gives a
-    ``Float64`` score per row (null where an input is null); a corpus-level metric
-    (F1-macro, MCC, perplexity...) gives the row's statistics, a struct that
-    :func:`evalframe.aggregate` reduces to the score. A ``LazyFrame`` source gives a
+    ``Float64`` score per row; a corpus-level metric (F1-macro, MCC, perplexity...) gives
+    the row's statistics, a struct that :func:`evalframe.aggregate` reduces to the score.
+    A row whose gold is null cannot be scored: null. A **missing answer** (a null
+    prediction, or nothing extracted from it, with the gold present) is scored as wrong
+    (the metric's worst score; a corpus metric's statistics stay null) and flagged in
+    ``<metric>:missing``, appended after the metric columns, with one ``_evalframe``
+    column recording what each metric column is (:mod:`evalframe.scored`), so every later
+    step reads the same meaning from the data itself. A ``LazyFrame`` source gives a
     ``LazyFrame``; anything else is collected. Metric names and options are checked
     before any input is read.
 
@@ -135,17 +140,18 @@ def score(
     >>> df = pl.DataFrame(
     ...     {"pred": ["Paris", "the cat", None], "answers": [["Paris"], ["cat"], ["x"]]}
     ... )
-    >>> ef.score(df, ["squad_em"], columns={"prediction": "pred", "gold": "answers"})
-    shape: (3, 3)
-    ┌─────────┬───────────┬──────────┐
-    │ pred    ┆ answers   ┆ squad_em │
-    │ ---     ┆ ---       ┆ ---      │
-    │ str     ┆ list[str] ┆ f64      │
-    ╞═════════╪═══════════╪══════════╡
-    │ Paris   ┆ ["Paris"] ┆ 1.0      │
-    │ the cat ┆ ["cat"]   ┆ 1.0      │
-    │ null    ┆ ["x"]     ┆ null     │
-    └─────────┴───────────┴──────────┘
+    >>> scored = ef.score(df, ["squad_em"], columns={"prediction": "pred", "gold": "answers"})
+    >>> scored.drop("_evalframe")  # the record of what each metric column is, see evalframe.scored
+    shape: (3, 4)
+    ┌─────────┬───────────┬──────────┬──────────────────┐
+    │ pred    ┆ answers   ┆ squad_em ┆ squad_em:missing │
+    │ ---     ┆ ---       ┆ ---      ┆ ---              │
+    │ str     ┆ list[str] ┆ f64      ┆ bool             │
+    ╞═════════╪═══════════╪══════════╪══════════════════╡
+    │ Paris   ┆ ["Paris"] ┆ 1.0      ┆ false            │
+    │ the cat ┆ ["cat"]   ┆ 1.0      ┆ false            │
+    │ null    ┆ ["x"]     ┆ 0.0      ┆ true             │
+    └─────────┴───────────┴──────────┴──────────────────┘
     """
     requests = parse_requests(metrics)
     check_mapping(columns)

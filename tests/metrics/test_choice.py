@@ -18,6 +18,7 @@ import evalframe as ef
 from evalframe import EvalframeError
 from evalframe import metrics as M
 from evalframe.metrics.registry import resolve
+from tests._scores import unscored
 
 NAN, INF = math.nan, math.inf
 E = math.e
@@ -40,7 +41,8 @@ def frame(**columns) -> pl.DataFrame:
 
 
 def score(metric: str, **columns) -> list[float | None]:
-    return ef.score(frame(**columns), [metric])[metric].to_list()
+    """The metric's scores, null where an answer is missing (the metric's own null rule)."""
+    return unscored(ef.score(frame(**columns), [metric]), metric).to_list()
 
 
 def same(got: list, want: list) -> bool:
@@ -467,12 +469,12 @@ INVARIANT_METRICS = ["acc", "acc_norm", "acc_bytes", "acc_token", "acc_pmi", "pr
 def test_invariants(metric):
     data = choice_frame(random.Random(1234))
     scored = ef.score(data, [metric])
-    assert scored.columns == [*data.columns, metric]
+    assert scored.columns == [*data.columns, metric, f"{metric}:missing", "_evalframe"]
     assert scored.schema[metric] == pl.Float64
-    assert scored.drop(metric).equals(data)
-    values = scored[metric]
+    assert scored.select(data.columns).equals(data)
+    values = unscored(scored, metric)
     assert values[3] is None and values.null_count() == 1
-    assert ef.score(data.reverse(), [metric])[metric].reverse().equals(values)
+    assert unscored(ef.score(data.reverse(), [metric]), metric).reverse().equals(values)
     assert ef.score(data.lazy(), [metric]).collect().equals(scored)
     chunked = pl.concat([data.slice(0, 7), data.slice(7, 20), data.slice(27)], rechunk=False)
     assert chunked.n_chunks() > 1

@@ -16,6 +16,7 @@ import evalframe as ef
 from evalframe import EvalframeError
 from evalframe import metrics as M
 from evalframe.metrics.registry import resolve
+from tests._scores import inputs_and_scores
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "drop_cases.json"
 CASES = json.loads(FIXTURE.read_text())["cases"]
@@ -112,10 +113,13 @@ def test_engine_lazy_and_eager_agree_and_keep_rows():
     eager = ef.score(frame, ["drop_em", "drop_f1"], columns={"prediction": "p", "gold": "g"})
     lazy = ef.score(frame.lazy(), ["drop_em", "drop_f1"], columns={"prediction": "p", "gold": "g"})
     assert eager.equals(lazy.collect())
-    assert eager.columns == ["p", "g", "drop_em", "drop_f1"]
+    assert inputs_and_scores(eager, ["drop_em", "drop_f1"]).columns == [
+        "p", "g", "drop_em", "drop_f1"]
     assert eager.schema["drop_f1"] == pl.Float64
-    assert eager["drop_em"].to_list() == [1.0, 1.0, None, 0.0]
-    assert eager["drop_f1"].to_list() == [1.0, 1.0, None, 0.0]
+    # row 2: no prediction, a missing answer, scored wrong and flagged
+    assert eager["drop_em"].to_list() == [1.0, 1.0, 0.0, 0.0]
+    assert eager["drop_f1"].to_list() == [1.0, 1.0, 0.0, 0.0]
+    assert eager["drop_em:missing"].to_list() == [False, False, True, False]
 
 
 def test_chunked_input_equals_one_batch():

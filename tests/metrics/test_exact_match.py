@@ -8,6 +8,7 @@ import pytest
 import evalframe as ef
 from evalframe import EvalframeError
 from evalframe import metrics as M
+from tests._scores import unscored
 
 
 def em(pred, gold, **options):
@@ -82,9 +83,10 @@ def test_extractor_end_to_end_through_score():
         }
     )
     out = ef.score(frame, ["exact_match(extractor='gsm8k_answer')", "exact_match"])
-    # '1000' == '1000'; '7' != '8'; '[invalid]' != '3'; null -> null
-    assert out["exact_match(extractor='gsm8k_answer')"].to_list() == [1.0, 0.0, 0.0, None]
-    assert out["exact_match"].to_list() == [0.0, 0.0, 0.0, None]
+    # '1000' == '1000'; '7' != '8'; '[invalid]' != '3'; null -> a missing answer: wrong
+    assert out["exact_match(extractor='gsm8k_answer')"].to_list() == [1.0, 0.0, 0.0, 0.0]
+    assert out["exact_match"].to_list() == [0.0, 0.0, 0.0, 0.0]
+    assert out["exact_match:missing"].to_list() == [False, False, False, True]
 
 
 def test_extractor_runs_before_the_other_options():
@@ -109,7 +111,12 @@ def test_a_failed_extraction_is_a_missing_answer():
         {"prediction": ["\\boxed{4}", "no box", None, "\\boxed{5}"], "gold": ["4", "3", "1", None]}
     )
     scored = ef.score(frame, ["exact_match(extractor=boxed)"])
-    assert scored["exact_match(extractor=boxed)"].to_list() == [1.0, None, None, None]
+    # the metric's own rule: no answer extracted, or none given, or no gold: null
+    assert unscored(scored, "exact_match(extractor=boxed)").to_list() == [1.0, None, None, None]
+    # scored: the two missing answers are wrong (flagged); the row without a gold is null
+    assert scored["exact_match(extractor=boxed)"].to_list() == [1.0, 0.0, 0.0, None]
+    assert scored["exact_match(extractor=boxed):missing"].to_list() == [
+        False, True, True, False]
     row = ef.aggregate(scored).row(0, named=True)
     # 'no box' and the null response are missing answers (wrong by default); the row
     # without a gold is left out
@@ -132,7 +139,7 @@ def test_every_variant_takes_both_options(name):
     frame = pl.DataFrame({"prediction": ["It is \\boxed{Paris}", "x"],
                           "gold": ["#### 1 Paris", "#### 2"]})
     plain = ef.score(frame, [f"{name}(extractor=boxed, gold_extractor=last_number)"])
-    assert plain.columns[-1] == f"{name}(extractor=boxed, gold_extractor=last_number)"
+    assert plain.columns[-3] == f"{name}(extractor=boxed, gold_extractor=last_number)"
     described = ef.list_metrics().filter(pl.col("name") == name)["options"].item()
     assert "extractor: str" in described and "gold_extractor: str" in described
     with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):

@@ -200,7 +200,9 @@ def test_registry_and_engine_pick_role_sets():
     scored = ef.score(frame, ["pass@1"])
     assert scored["pass@1"].to_list() == [0.5, 0.0, 1.0]
     from_text = ef.score(frame.drop("passed"), ["pass@1"])
-    assert from_text["pass@1"].to_list() == [0.5, 0.0, None]
+    # no generations at all: a missing answer, scored wrong and flagged
+    assert from_text["pass@1"].to_list() == [0.5, 0.0, 0.0]
+    assert from_text["pass@1:missing"].to_list() == [False, False, True]
     with pytest.raises(EvalframeError, match=r"k=3 > n"):
         ef.score(frame, ["pass@3"])
     with pytest.raises(EvalframeError, match="expected list\\[str\\]"):
@@ -251,4 +253,4 @@ def test_from_generations_with_math_equivalence():
     frame = pl.DataFrame({"prediction": [["1/2", "0.50", "2", "0.4"]], "gold": ["$\\frac12$"]})
     scored = ef.score(frame, ["pass@1(equivalence=math)", "pass@1"])
     # "1/2" and "0.50" equal 1/2: c=2 of 4 -> pass@1 = 1/2; exact: none is "$\frac12$"
-    assert scored.row(0)[2:] == (0.5, 0.0)
+    assert scored.row(0)[2:4] == (0.5, 0.0)

@@ -259,8 +259,9 @@ def test_engine_scores_generations():
     scored = ef.score(frame, ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"])
     # maj@3: "4" x2 -> 1.0; avg@4: 2/4; g-pass@4_1.0 with n=4, c=2, k=4: need 4 of 2 -> 0.0;
     # mg-pass@2: (2/2) * P(X >= 2), X ~ Hypergeom(4, 2, 2): C(2,2)/C(4,2) = 1/6
-    assert scored.row(0)[2:] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
-    assert scored.row(1)[2:] == (None, None, None, None)
+    assert scored.row(0)[2:6] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
+    # no generations: a missing answer, scored wrong (0.0) and flagged
+    assert scored.row(1)[2:10] == (0.0, 0.0, 0.0, 0.0, True, True, True, True)
 
 
 # ------------------------------------------------------- extractor=, gold_extractor=, equivalence=
@@ -342,7 +343,7 @@ def test_options_through_requests_and_their_errors():
     scored = ef.score(frame, ["avg@2(extractor=lighteval_letters)",
                               "maj@2(extractor='lighteval_letters', vote=answer)"])
     # avg: A, B vs A -> 1/2; maj (answers A, B tie) -> A -> 1.0
-    assert scored.row(0)[2:] == (0.5, 1.0)
+    assert scored.row(0)[2:4] == (0.5, 1.0)
     with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
         ef.score(frame, ["avg@2(extractor=nope)"])
     with pytest.raises(EvalframeError, match="equivalence"):

@@ -51,6 +51,7 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
 from evalframe.judge.policies import OUTCOME, ROW, SCORE, Columns, Policy, resolve_policy
+from evalframe.scored import missing_column
 from evalframe.stats.aggregate import aggregate
 from evalframe.stats.intervals import METHODS
 from evalframe.stats.signature import Signature
@@ -272,8 +273,10 @@ def _win_rate(
         carried = [cluster]
     scored = policy.scores(rows, schema, columns)
     kept = list(dict.fromkeys([*keys, SCORE, *(c for c in carried if c not in keys)]))
+    # a null win-rate score is a battle without a verdict (not a missing answer): left out
+    # of n and counted in n_null, as the policies' references do
     table = aggregate(
-        scored.select(kept),
+        scored.select(kept).with_columns(pl.lit(False).alias(missing_column(SCORE))),
         by=keys or None,
         metrics={SCORE: "win_rate"},
         ci=ci,

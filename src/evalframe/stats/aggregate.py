@@ -121,17 +121,21 @@ def aggregate(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> scored = pl.DataFrame({"task": ["a", "a", "a"], "squad_em": [1.0, 0.0, None]})
-    >>> aggregate(scored, by="task").select("task", "n", "n_null", "value", "stderr")
+    Row 3 gives no answer (wrong by default); row 4 has no gold (left out, in ``n_null``):
+
+    >>> import polars as pl, evalframe as ef
+    >>> scored = ef.score(pl.DataFrame({
+    ...     "task": ["a"] * 4, "prediction": ["x", "y", None, "w"], "gold": ["x", "z", "q", None],
+    ... }), ["exact_match"])
+    >>> aggregate(scored, by="task").select("task", "n", "n_missing", "n_null", "value")
     shape: (1, 5)
-    ┌──────┬─────┬────────┬───────┬────────┐
-    │ task ┆ n   ┆ n_null ┆ value ┆ stderr │
-    │ ---  ┆ --- ┆ ---    ┆ ---   ┆ ---    │
-    │ str  ┆ u32 ┆ u32    ┆ f64   ┆ f64    │
-    ╞══════╪═════╪════════╪═══════╪════════╡
-    │ a    ┆ 2   ┆ 1      ┆ 0.5   ┆ 0.5    │
-    └──────┴─────┴────────┴───────┴────────┘
+    ┌──────┬─────┬───────────┬────────┬──────────┐
+    │ task ┆ n   ┆ n_missing ┆ n_null ┆ value    │
+    │ ---  ┆ --- ┆ ---       ┆ ---    ┆ ---      │
+    │ str  ┆ u32 ┆ u32       ┆ u32    ┆ f64      │
+    ╞══════╪═════╪═══════════╪════════╪══════════╡
+    │ a    ┆ 3   ┆ 1         ┆ 1      ┆ 0.333333 │
+    └──────┴─────┴───────────┴────────┴──────────┘
     """
     if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
         raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")

@@ -203,26 +203,28 @@ def compare(
 
     Examples
     --------
-    Four items; model ``new`` fixes items 2 and 3 and breaks none: McNemar's exact test
-    on ``b = 2`` and ``c = 0`` discordant pairs gives ``2 * 0.5**2 = 0.5``. Item 4 has a
-    null score for ``new``: it is counted in ``n_null_pairs``, not paired.
+    Four items; model ``new`` fixes items 2 and 3 and gives no answer to item 4, a missing
+    answer, wrong by default: it loses that pair. McNemar's exact test on ``b = 2`` and
+    ``c = 1`` discordant pairs: ``2 * P(Binom(3, 1/2) <= 1) = 2 * (1 + 3) / 8 = 1``; the
+    difference is ``3/4 - 2/4``.
 
-    >>> import polars as pl
-    >>> scored = pl.DataFrame({
+    >>> import polars as pl, evalframe as ef
+    >>> runs = pl.DataFrame({
     ...     "model": ["old"] * 4 + ["new"] * 4,
     ...     "sample_id": [1, 2, 3, 4] * 2,
-    ...     "squad_em": [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, None],
+    ...     "prediction": ["a", "x", "x", "d", "a", "b", "c", None],
+    ...     "gold": ["a", "b", "c", "d"] * 2,
     ... })
-    >>> compare(scored, baseline="old").select(
+    >>> compare(ef.score(runs, ["exact_match"]), baseline="old").select(
     ...     "model", "n_pairs", "n_null_pairs", "diff", "p_value", "method")
     shape: (1, 6)
-    ┌───────┬─────────┬──────────────┬──────────┬─────────┬─────────┐
-    │ model ┆ n_pairs ┆ n_null_pairs ┆ diff     ┆ p_value ┆ method  │
-    │ ---   ┆ ---     ┆ ---          ┆ ---      ┆ ---     ┆ ---     │
-    │ str   ┆ u32     ┆ u32          ┆ f64      ┆ f64     ┆ str     │
-    ╞═══════╪═════════╪══════════════╪══════════╪═════════╪═════════╡
-    │ new   ┆ 3       ┆ 1            ┆ 0.666667 ┆ 0.5     ┆ mcnemar │
-    └───────┴─────────┴──────────────┴──────────┴─────────┴─────────┘
+    ┌───────┬─────────┬──────────────┬──────┬─────────┬─────────┐
+    │ model ┆ n_pairs ┆ n_null_pairs ┆ diff ┆ p_value ┆ method  │
+    │ ---   ┆ ---     ┆ ---          ┆ ---  ┆ ---     ┆ ---     │
+    │ str   ┆ u32     ┆ u32          ┆ f64  ┆ f64     ┆ str     │
+    ╞═══════╪═════════╪══════════════╪══════╪═════════╪═════════╡
+    │ new   ┆ 4       ┆ 0            ┆ 0.25 ┆ 1.0     ┆ mcnemar │
+    └───────┴─────────┴──────────────┴──────┴─────────┴─────────┘
     """
     _check_options(ci, method, bootstrap, seed, correction)
     check_policy(missing)

@@ -1,24 +1,23 @@
 """Missing answers: a null prediction is an answer the model did not give.
 
-A metric's score is null for two different reasons, which ``aggregate`` keeps apart:
+A metric's expression gives a null score for two different reasons, which evalframe
+keeps apart:
 
 - a **missing answer**: an answer column of the metric (``prediction``, ``passed``,
   ``c``, ``choice_logprobs``, ``loglikelihood``) is null while its reference columns
   are not, or the metric's ``extractor=`` finds no answer in the prediction (a null
   extracted answer: ``boxed`` without a ``\\boxed{}``). The model was asked and gave
-  nothing (a failed answer extraction, say). By default it counts as wrong
-  (``missing="wrong"``: the metric's worst score, 0.0 for accuracy);
-  ``missing="exclude"`` leaves it out; ``missing="error"`` raises. Either way it is
-  counted in ``n_missing``.
+  nothing (a failed answer extraction, say). ``evalframe.score`` scores it as wrong (the
+  metric's worst score) and flags it in ``<metric>:missing``; ``aggregate`` counts it in
+  ``n_missing`` and applies its ``missing=`` policy (``"wrong"``, ``"exclude"``,
+  ``"error"``).
 - an **unscoreable row**: a reference is null (no gold). It cannot be scored under any
   policy: it is left out and counted in ``n_null``.
 
-To tell them apart, ``aggregate`` finds the metric's role columns in the scored frame
-(its input columns are kept), through the same role mapping ``score`` used: the
-``columns=`` given to ``aggregate``, or the mapping ``evalframe score`` recorded in the
-file, or the roles' default names. When they cannot be found (the input columns were
-dropped), missing answers cannot be told apart: ``n_missing`` is null and the
-signature says ``missing:unknown``.
+This module finds a metric's answer and reference columns through a role mapping
+(:func:`answer_columns`) and says which rows are missing answers (:func:`missing_rows`):
+``score`` uses it where the roles are known, and ``aggregate`` for frames that carry no
+record of their scoring (see :mod:`evalframe.stats.columns`).
 
 >>> import polars as pl
 >>> from evalframe.metrics.request import parse_request

@@ -17,7 +17,9 @@ Columns, per sample and epoch (``sample.*`` is Inspect's ``EvalSample``):
   ``[0, 2]``; null when the target is not letters of the choices). ``gold`` without rows and
   ``gold_index`` without any value are Null columns, which stack with either dtype.
 - per scorer ``s``: ``harness.s`` (Float64: the value as Inspect's ``value_to_float()``
-  converts it; see :func:`score_to_float`) and, as text, ``scores.s.value`` (the raw value;
+  converts it; see :func:`score_to_float`), ``harness.s:missing`` (all false: a null score
+  is a sample Inspect left unscored, not a missing answer; see :mod:`evalframe.scored`) and,
+  as text, ``scores.s.value`` (the raw value;
   JSON for a non-string), ``scores.s.answer``, ``scores.s.explanation``, ``scores.s.reason``,
   ``scores.s.metadata`` (JSON).
 - ``metadata.<key>`` for each key of ``sample.metadata`` (see :func:`metadata_columns`).
@@ -47,6 +49,7 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.scored import missing_column
 
 __all__ = [
     "ADAPTERS",
@@ -190,7 +193,7 @@ def log_frame(log: Any) -> pl.DataFrame:
     >>> frame = log_frame(log)
     >>> frame.height, frame["epoch"].unique().sort().to_list()
     (8, [1, 2])
-    >>> [name for name in frame.columns if name.startswith("harness.")]
+    >>> [name for name in frame.columns if name.startswith("harness.") and ":" not in name]
     ['harness.match', 'harness.includes', 'harness.graded', 'harness.answer_length']
     """
     samples = list(log.samples or [])
@@ -377,6 +380,9 @@ def _score_columns(name: str, scores: list[Any]) -> dict[str, pl.Series]:
 
     columns = {
         f"harness.{name}": column(lambda s: score_to_float(s.value), pl.Float64),
+        # a null score is a sample Inspect left unscored (an error), not a missing answer:
+        # aggregate leaves it out and counts it in n_null, as Inspect's metrics do
+        missing_column(f"harness.{name}"): pl.Series([False] * len(scores), dtype=pl.Boolean),
         f"scores.{name}.value": column(lambda s: _raw(s.value), pl.String),
     }
     for field in SCORE_TEXT:
