@@ -19,11 +19,11 @@ import pytest
 
 import evalframe as ef
 from evalframe import EvalframeError
+from evalframe.metrics.answers import answer_columns
 from evalframe.metrics.registry import all_metrics
 from evalframe.metrics.request import parse_request
 from evalframe.schema import resolve_columns
 from evalframe.scored import CONTRACT_COLUMN, missing_column, read_contract
-from evalframe.stats.missing import answer_columns
 
 WORDS = ["the", "a", "Paris", "paris", "4", "four", "1,000", "1000", "-", "É", "été", "", " "]
 ROWS = 40

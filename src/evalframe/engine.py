@@ -12,10 +12,10 @@ from evalframe.errors import EvalframeError, RowError, located, without_plan
 from evalframe.io.join import join_gold
 from evalframe.io.load import Source, scan
 from evalframe.io.reshape import one_row_per_sample
+from evalframe.metrics.answers import RoleColumns, answer_columns, missing_rows
 from evalframe.metrics.request import MetricRequest, parse_requests
 from evalframe.schema import ROLES, check_mapped_columns, resolve_columns
 from evalframe.scored import ScoredMetric, merged_contract_expr, missing_column
-from evalframe.stats.missing import RoleColumns, answer_columns, missing_rows
 
 #: Metrics as users give them: names with options (``"f1(average=macro)"``), a list of
 #: them, or a mapping output column -> metric.

@@ -38,10 +38,10 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.metrics.answers import ANSWER_ROLES, answer_columns, missing_rows
 from evalframe.metrics.reduce import Mean, Reduction
 from evalframe.metrics.request import MetricRequest, parse_request
 from evalframe.scored import CONTRACT_COLUMN, Contract, missing_column, read_contract
-from evalframe.stats.missing import ANSWER_ROLES, answer_columns, missing_rows
 
 #: Key of the parquet metadata in which an older ``evalframe score`` recorded its metric
 #: columns (read, for files it wrote; the contract column replaced it).
