@@ -210,6 +210,7 @@ def _scan(
     paths = expand_paths(source, glob=glob, readable=readable)
     parts = [_read_part(path, targets, csv_empty, layout) for path in paths]
     parts = _one_level(parts, from_directory(source))
+    _check_files(parts)
     schemas = [part.frame.collect_schema() for part in parts]
     _check_schema_columns(targets, schemas)
     _check_selected(selected, schemas)
@@ -275,6 +276,13 @@ def _one_level(parts: list[_Part], directory: bool) -> list[_Part]:
         f"cannot stack files whose rows are different things ({described}); read each kind "
         "on its own"
     )
+
+
+def _check_files(parts: list[_Part]) -> None:
+    """Each layout's check over all of its files read together (keys repeated across files)."""
+    for layout in dict.fromkeys(part.layout for part in parts if part.layout is not None):
+        if layout.check_files is not None:
+            layout.check_files([(part.path, part.frame) for part in parts if part.layout is layout])
 
 
 def _in_memory(source: object) -> pl.LazyFrame | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,9 @@ class Adapter:
         formats by extension.
     doc
         The docs page about this layout.
+    check_files
+        A check over every file read in this layout in one call, given as ``(path, frame)``
+        pairs (a key that must not repeat across files); ``None``: none.
 
     Examples
     --------
@@ -65,6 +68,7 @@ class Adapter:
     extensions: tuple[str, ...] = ()
     doc: str = ""
     rows: str = ""
+    check_files: Callable[[Sequence[tuple[Path, pl.LazyFrame]]], None] | None = None
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -27,6 +27,7 @@ MODULES: tuple[str, ...] = (
     "squad",
     "alpaca_eval",
     "mtbench",
+    "arena_hard",
     "every_eval_ever",
 )
 
