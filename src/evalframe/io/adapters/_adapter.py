@@ -31,7 +31,8 @@ class Adapter:
     detect
         Whether a probed file is in this layout; it must be strict (one layout per file).
     read
-        The file as a lazy frame in evalframe's canonical columns, everything else kept.
+        The file as a lazy frame in evalframe's canonical columns, everything else kept:
+        ``read(path)``, and ``read(path, duplicates=...)`` for a layout with :attr:`keys`.
     level
         What one output row is: a ``"samples"`` row (scored), a ``"results"`` row (a harness's
         own aggregate) or a ``"reference"`` row (questions, golds).
@@ -44,6 +45,14 @@ class Adapter:
         formats by extension.
     doc
         The docs page about this layout.
+    keys
+        The columns that name one sample (or reference row) in the layout's output: a key
+        written twice in one file is refused, or one record kept, as ``duplicates=`` says
+        (:func:`evalframe.io._duplicates.unique_samples`). Empty for aggregates, whose rows
+        are named by the keys of one JSON object.
+    fields
+        The keys a record (or the object) of the layout holds, to say what a file that fits
+        no layout lacks.
 
     Examples
     --------
@@ -65,6 +74,8 @@ class Adapter:
     extensions: tuple[str, ...] = ()
     doc: str = ""
     rows: str = ""
+    keys: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -74,3 +85,9 @@ class Adapter:
     def kind(self) -> str:
         """What one row is: :attr:`rows`, else the level's name."""
         return self.rows or self.level
+
+    def load(self, path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
+        """:attr:`read`, given ``duplicates`` when the layout has :attr:`keys`."""
+        if self.keys:
+            return self.read(path, duplicates=duplicates)
+        return self.read(path)
