@@ -269,13 +269,13 @@ def read_json_array(path: Path, *, compressed: bool) -> pl.DataFrame:
     [{'a': 1.0, 'b': None}, {'a': 2.5, 'b': 'x'}]
     """
     data = read_bytes(path)
+    check_depth(path, chunks(data))
     start = data.lstrip()[:1]
     if start == b"{":
         raise EvalframeError(f"cannot read {str(path)!r}: {_object_problem(data)}")
     if start != b"[":
         _raise_problem(path, _json_array_problem(data))
         raise EvalframeError(f"cannot read {str(path)!r}: expected a JSON list of records")
-    check_depth(path, chunks(data))
     try:
         records = _records(_exact(lambda schema: _arrow_array(data, schema)))
     except parse_errors() as error:

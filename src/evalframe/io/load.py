@@ -419,10 +419,7 @@ def _unknown_object(path: Path, probe: Probe) -> str | None:
         )
     adapter, lacking = near
     if not lacking:
-        return (
-            f"{fact}: it has the fields of {describe(adapter)}, whose file is "
-            f"{adapter.expects}"
-        )
+        return f"{fact}: it is one record of {describe(adapter)}, a file of several records"
     return (
         f"{fact}; closest: {describe(adapter)}, which also needs "
         f"{', '.join(map(repr, lacking))}"
