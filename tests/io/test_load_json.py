@@ -206,7 +206,7 @@ def test_json_list_late_keys_bom_and_gzip(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"a": 1, "b": 2}', r"holds one JSON object \(keys 'a', 'b'\), not a list of records"),
+        ('{"a": 1, "b": 2}', r"one JSON object \(keys 'a', 'b'\) that fits no harness layout"),
         ('{"a": 1}\n{"a": 2}\n', "several JSON objects one after another.*name it .jsonl"),
         ("[]", "holds no JSON records"),
         ('[{"a": 1}, 3]', r"record 2 \(line 1\) is a number"),

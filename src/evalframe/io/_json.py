@@ -22,7 +22,6 @@ it to parquet once to scan it lazily afterwards.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.io._source import check_depth, chunks, file_chunks, open_binary, read_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -85,6 +85,7 @@ def read_jsonl(path: Path, *, compressed: bool) -> pl.DataFrame:
     field 'gold' is a list of strings on line 1 but a string on line 2; a field must have one \
 JSON type on every line (null aside): write a single value as a one-item list (["b"])
     """
+    check_depth(path, file_chunks(path))
     try:
         table = _exact(lambda schema: _arrow_jsonl(path, compressed, schema=schema))
     except parse_errors() as error:
@@ -97,7 +98,10 @@ JSON type on every line (null aside): write a single value as a one-item list ([
             raise EvalframeError(
                 f"cannot read {str(path)!r} as JSON lines: {arrow_message(again)}"
             ) from error
-    return _frame(table, path)
+    frame = _frame(table, path)
+    if _has_empty_row(frame):  # a line `null` or `{}`: pyarrow reads it as a row of nulls
+        _raise_problem(path, _jsonl_problem(path, compressed))
+    return frame
 
 
 def _arrow_jsonl(
@@ -180,14 +184,12 @@ def _repair(array: pa.Array) -> pa.Array:
 def _open_arrow(path: Path, compressed: bool) -> pa.NativeFile:
     import pyarrow as pa
 
-    raw = pa.OSFile(str(path))
-    return pa.CompressedInputStream(raw, "gzip") if compressed else raw
+    return pa.PythonFile(open_binary(path), mode="r") if compressed else pa.OSFile(str(path))
 
 
 def _lines(path: Path, compressed: bool) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, bytes without the end of line, and without a leading BOM)."""
-    opener = gzip.open if compressed else open
-    with opener(path, "rb") as handle:
+    with open_binary(path) as handle:
         for number, line in enumerate(handle, 1):
             yield number, line.removeprefix(BOM) if number == 1 else line
 
@@ -205,6 +207,8 @@ def _jsonl_problem(path: Path, compressed: bool) -> str | None:
             return problem
         if not isinstance(value, dict):
             return f"{where} holds {_kind_phrase(value)}; expected one JSON object per line"
+        if not value:
+            return f"{where} holds an empty object {{}}; expected a record (one per line)"
         records += 1
         problem = types.add(value, where)
         if problem:
@@ -234,6 +238,24 @@ def jsonl_locator(path: Path, *, compressed: bool) -> Callable[[int], str]:
     return locate
 
 
+def line_locator(path: Path, *, compressed: bool) -> Callable[[int], str]:
+    """A function naming a row of the frame as its line in the file (blank lines skipped).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+    >>> _ = path.write_text('{"a": 1}\\n\\n{"a": 2}\\n')
+    >>> line_locator(path, compressed=False)(1)
+    'line 3'
+    """
+    rows = jsonl_locator(path, compressed=compressed)
+
+    def locate(row: int) -> str:
+        where = rows(row)
+        return where[where.index("(") + 1 : -1] if "(" in where else where
+
+    return locate
+
+
 # ---------------------------------------------------------------- JSON arrays
 
 
@@ -246,7 +268,8 @@ def read_json_array(path: Path, *, compressed: bool) -> pl.DataFrame:
     >>> read_json_array(path, compressed=False).to_dicts()
     [{'a': 1.0, 'b': None}, {'a': 2.5, 'b': 'x'}]
     """
-    data = _read_bytes(path, compressed).removeprefix(BOM)
+    data = read_bytes(path)
+    check_depth(path, chunks(data))
     start = data.lstrip()[:1]
     if start == b"{":
         raise EvalframeError(f"cannot read {str(path)!r}: {_object_problem(data)}")
@@ -259,7 +282,10 @@ def read_json_array(path: Path, *, compressed: bool) -> pl.DataFrame:
         _raise_problem(path, _json_array_problem(data))
         message = f"cannot read {str(path)!r} as JSON: {arrow_message(error)}"
         raise EvalframeError(message) from error
-    return _frame(records, path)
+    frame = _frame(records, path)
+    if _has_empty_row(frame):  # a record `{}` is a row of nulls
+        _raise_problem(path, _json_array_problem(data))
+    return frame
 
 
 def _object_problem(data: bytes) -> str:
@@ -279,10 +305,6 @@ def _object_problem(data: bytes) -> str:
         f"it holds one JSON object (keys {keys}), not a list of records; {expected}, "
         "one record per line is JSON lines (.jsonl)"
     )
-
-
-def _read_bytes(path: Path, compressed: bool) -> bytes:
-    return gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
 
 
 def _arrow_array(data: bytes, schema: pa.Schema | None = None) -> pa.Table:
@@ -339,6 +361,8 @@ def _json_array_problem(data: bytes) -> str | None:
             return f"{where}: key {error.args[0]!r} appears twice in one object"
         if not isinstance(value, dict):
             return f"{where} is {_kind_phrase(value)}; expected a list of objects"
+        if not value:
+            return f"{where} is an empty object {{}}; expected a record"
         problem = types.add(value, where)
         if problem:
             return problem
@@ -364,6 +388,11 @@ def json_array_locator(path: Path, *, compressed: bool) -> Callable[[int], str]:
 
 
 # ---------------------------------------------------------------- shared
+
+
+def _has_empty_row(frame: pl.DataFrame) -> bool:
+    """Whether some row is null in every column (a record of nulls, or no record at all)."""
+    return bool(frame.select(pl.all_horizontal(pl.all().is_null()).any()).item())
 
 
 def _frame(table: pa.Table, path: Path) -> pl.DataFrame:

@@ -30,15 +30,17 @@ from evalframe.errors import EvalframeError
 from evalframe.io._cast import DtypeLike, apply_schema, parse_schema
 from evalframe.io._common import first_line
 from evalframe.io._csv import check_csv_empty, csv_locator, csv_problem, scan_csv
+from evalframe.io._duplicates import check_policy
 from evalframe.io.adapters import (
     Adapter,
     Probe,
     adapter_named,
     adapters,
     by_extension,
+    closest,
+    describe,
     detect,
     resolve_format,
-    tried,
 )
 from evalframe.io.adapters.table import AUTO, TABLE
 from evalframe.io.formats import FORMAT_LABELS, READ_FORMATS, check_content, format_of
@@ -96,6 +98,7 @@ def scan(
     glob: bool | None = None,
     format: str | None = None,
     columns: Sequence[str] | None = None,
+    duplicates: str = "error",
 ) -> pl.LazyFrame:
     """A lazy frame of ``source``; several files are stacked (missing columns become null).
 
@@ -116,8 +119,15 @@ def scan(
     parquet, an Inspect log, a SQuAD predictions mapping...: see
     :func:`evalframe.list_formats`) and reads anything else as a plain table; ``"table"`` reads
     every file as a plain table; a layout's name reads every file in that layout. A JSON file
-    holding one object that fits no layout is an error, never one wide row. ``columns`` reads
-    only those columns (an error names any no file has).
+    holding one object that fits no layout is an error naming the closest layout and what it
+    lacks, never one wide row; a forced layout that another layout's detection claims is an
+    error naming both. ``columns`` reads only those columns (an error names any no file has).
+
+    ``duplicates`` says what a harness file holding one sample twice is (a key of its layout
+    written again, as a resumed run appends: :mod:`evalframe.io._duplicates`): ``"error"``
+    (the default) names the key and both lines; ``"first"`` or ``"last"`` keeps one record of
+    each key and warns how many were dropped. It applies within each file of a layout with a
+    sample key; plain tables are read as they are.
 
     Stacked files: a column that is integer in one file and float in another is read as float,
     integers of different widths as the widest, each with a warning; a column whose dtypes
@@ -141,7 +151,8 @@ def scan(
     (1, 1)
     """
     frame, _ = _scan(
-        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns
+        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns,
+        duplicates=duplicates,
     )
     return frame
 
@@ -154,6 +165,7 @@ def load(
     glob: bool | None = None,
     format: str | None = None,
     columns: Sequence[str] | None = None,
+    duplicates: str = "error",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Load ``source`` as ``score`` does: a LazyFrame stays lazy, anything else is read eagerly.
 
@@ -164,7 +176,8 @@ def load(
     ['pred']
     """
     frame, parts = _scan(
-        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns
+        source, schema=schema, csv_empty=csv_empty, glob=glob, format=format, columns=columns,
+        duplicates=duplicates,
     )
     if isinstance(source, pl.LazyFrame):
         return frame
@@ -184,9 +197,11 @@ def _scan(
     glob: bool | None,
     format: str | None = None,
     columns: Sequence[str] | None = None,
+    duplicates: str = "error",
 ) -> tuple[pl.LazyFrame, list[_Part]]:
     targets = parse_schema(schema)
     check_csv_empty(csv_empty)
+    check_policy(duplicates)
     layout = resolve_format(format)
     selected = _check_columns_argument(columns)
     frame = _in_memory(source)
@@ -208,7 +223,7 @@ def _scan(
         extension for adapter in adapters() for extension in adapter.extensions
     )
     paths = expand_paths(source, glob=glob, readable=readable)
-    parts = [_read_part(path, targets, csv_empty, layout) for path in paths]
+    parts = [_read_part(path, targets, csv_empty, layout, duplicates) for path in paths]
     parts = _one_level(parts, from_directory(source))
     _check_files(parts)
     schemas = [part.frame.collect_schema() for part in parts]
@@ -299,21 +314,27 @@ def _in_memory(source: object) -> pl.LazyFrame | None:
 
 
 def _read_part(
-    path: Path, schema: Mapping[str, pl.DataType], csv_empty: str, layout: str = AUTO
+    path: Path,
+    schema: Mapping[str, pl.DataType],
+    csv_empty: str,
+    layout: str = AUTO,
+    duplicates: str = "error",
 ) -> _Part:
     special = by_extension(path) if layout != TABLE else None
     if special is not None and layout in (AUTO, special.name):
-        return _read_adapted(path, None, special, schema)
+        return _read_adapted(path, None, special, schema, duplicates)
     kind = format_of(path, READ_FORMATS, "read")
     head = _read_head(path, kind)
     check_content(path, kind, head)
     if layout not in (AUTO, TABLE):
-        return _read_adapted(path, kind, adapter_named(layout), schema)
+        forced = adapter_named(layout)
+        _check_forced(path, Probe(path, kind), forced)
+        return _read_adapted(path, kind, forced, schema, duplicates)
     if layout == AUTO and not _written_by_evalframe(path, kind):
         probe = Probe(path, kind)
         found = detect(probe)
         if found is not None:
-            return _read_adapted(path, kind, found, schema)
+            return _read_adapted(path, kind, found, schema, duplicates)
         unknown = _unknown_object(path, probe) if probe.top == "object" else None
         if unknown is not None:
             raise EvalframeError(unknown)
@@ -341,16 +362,41 @@ def _written_by_evalframe(path: Path, kind: str) -> bool:
         return False
 
 
+def _check_forced(path: Path, probe: Probe, forced: Adapter) -> None:
+    """Refuse a forced layout for a file that another layout's detection claims (a lighteval
+    results file forced as lm-eval's reads as 0 rows otherwise)."""
+    try:
+        fits = forced.detect(probe)
+    except (OSError, EOFError, ValueError, zlib.error, pl.exceptions.PolarsError):
+        fits = False
+    if fits:
+        return
+    other = detect(probe)
+    if other is not None and other.name != forced.name:
+        raise EvalframeError(
+            f"cannot read {str(path)!r} as format {forced.name!r}: it is {describe(other)}; "
+            f"{forced.name} expects {forced.expects}"
+        )
+
+
 def _read_adapted(
-    path: Path, kind: str | None, adapter: Adapter, schema: Mapping[str, pl.DataType]
+    path: Path,
+    kind: str | None,
+    adapter: Adapter,
+    schema: Mapping[str, pl.DataType],
+    duplicates: str = "error",
 ) -> _Part:
     try:
-        frame = adapter.read(path)
+        frame = adapter.load(path, duplicates=duplicates)
         frame.collect_schema()
     except read_errors() as error:
         raise EvalframeError(
             f"cannot read {str(path)!r} as {adapter.harness} {adapter.files} "
             f"(format {adapter.name!r}): {first_line(error)}"
+        ) from error
+    except RecursionError as error:
+        raise EvalframeError(
+            f"cannot read {str(path)!r} as format {adapter.name!r}: it nests too deep"
         ) from error
 
     def by_row(row: int) -> str:
@@ -370,11 +416,21 @@ def _unknown_object(path: Path, probe: Probe) -> str | None:
     if not isinstance(value, dict):
         return None
     shown = ", ".join(repr(key) for key in list(value)[:3]) + (", ..." if len(value) > 3 else "")
+    fact = (
+        f"cannot read {str(path)!r}: one JSON object (keys {shown}) that fits no harness layout"
+    )
+    near = closest(list(value))
+    if near is None:
+        return (
+            f"{fact}, nor is it a table (a JSON list of records or JSON lines); "
+            "`evalframe formats` lists the layouts"
+        )
+    adapter, lacking = near
+    if not lacking:
+        return f"{fact}: it is one record of {describe(adapter)}, a file of several records"
     return (
-        f"cannot read {str(path)!r}: it holds one JSON object (keys {shown}), not a list of "
-        f"records: a mapping of {len(value)} key(s) that fits no harness layout. Layouts "
-        f"tried: {tried()}. A table is a JSON list of records ([{{...}}, {{...}}]) or JSON "
-        "lines (.jsonl)"
+        f"{fact}; closest: {describe(adapter)}, which also needs "
+        f"{', '.join(map(repr, lacking))}"
     )
 
 

@@ -100,7 +100,9 @@ def test_each_annotation_file_matches_the_sources_and_alpaca_evals_win_rate(
     assert frame["question"].to_list() == [r["instruction"] for r in raw]
     assert frame["answer_a"].to_list() == [r["output_1"] for r in raw]
     assert frame["answer_b"].to_list() == [r["output_2"] for r in raw]
-    assert set(frame["model"]) == set(frame["model_b"]) == {r["generator_2"] for r in raw}
+    # The leaderboard's name: the results folder (NullModel's generator_2 is "example").
+    assert set(frame["model"]) == set(frame["model_b"]) == {model}
+    assert frame["generator_2"].to_list() == [r["generator_2"] for r in raw]
     assert set(frame["baseline"]) == set(frame["model_a"]) == {r["generator_1"] for r in raw}
     assert set(frame["judge"]) == {annotator}
     assert set(frame["task"]) == {"alpaca_eval"}
@@ -176,17 +178,19 @@ def test_draws_of_both_encodings(shared_data):
 
 def test_model_outputs_are_reference_rows(shared_data):
     folder = shared_data / "alpaca_eval"
-    for path, count in [
-        (folder / "alpaca-7b" / "model_outputs.json.gz", 805),
-        (folder / "text_davinci_001" / "model_outputs.json.gz", 803),
-        (folder / "NullModel" / "model_outputs.json.gz", 805),
-        (folder / "text_davinci_003_model_outputs.json.gz", 805),
+    for path, count, model in [
+        (folder / "alpaca-7b" / "model_outputs.json.gz", 805, "alpaca-7b"),
+        (folder / "text_davinci_001" / "model_outputs.json.gz", 803, "text_davinci_001"),
+        (folder / "NullModel" / "model_outputs.json.gz", 805, "NullModel"),
+        # not in a results folder: the generator names the model
+        (folder / "text_davinci_003_model_outputs.json.gz", 805, "text_davinci_003"),
     ]:
         raw = raw_records(path)
         frame = ef.load(path)
         assert frame.height == len(raw) == count
         assert frame["prediction"].to_list() == [r["output"] for r in raw]
-        assert frame["model"].to_list() == [r["generator"] for r in raw]
+        assert frame["model"].to_list() == [model] * count
+        assert frame["generator"].to_list() == [r["generator"] for r in raw]
         assert frame["sample_id"].to_list() == [r["instruction"] for r in raw]
         assert frame["dataset"].to_list() == [r["dataset"] for r in raw]
     assert ef.load(folder / "NullModel" / "model_outputs.json.gz")["datasplit"].null_count() == 0
@@ -216,8 +220,11 @@ def test_outputs_pair_with_annotations_on_sample_id(shared_data):
 
 def test_each_preference_value_counts_as_alpaca_eval_counts_it(tmp_path):
     values = [0, 1, 1.5, 2, None, 1.2, 1.8, 2.5, 0.6]
-    path = write(tmp_path, [{**RECORD, "preference": value} for value in values])
-    frame = ef.load(path)
+    records = [
+        {**RECORD, "instruction": f"Question {i}?", "preference": value}
+        for i, value in enumerate(values)
+    ]
+    frame = ef.load(write(tmp_path, records))
     # Derived from describe_head2head by hand: 0 -> 1.5 (draw); 2.5 and 0.6 fall outside
     # [1, 2] for the absolute rule; the zero-one rule rounds first (half to even), so 2.5 -> 2
     # (a win) and 0.6 -> 1 (a loss) still count there.
@@ -256,7 +263,11 @@ def test_each_preference_value_counts_as_alpaca_eval_counts_it(tmp_path):
 
 
 def test_integer_and_float_files_stack_as_float(tmp_path):
-    first = write(tmp_path, [{**RECORD, "preference": 2}, {**RECORD, "preference": 0}], "a.json")
+    first = write(
+        tmp_path,
+        [{**RECORD, "preference": 2}, {**RECORD, "instruction": "Other?", "preference": 0}],
+        "a.json",
+    )
     second = write(tmp_path, [{**RECORD, "preference": 1.75}], "b.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -287,7 +298,10 @@ def test_raw_completions_of_any_shape_stack_as_json_text(tmp_path):
 
 def test_json_lines_and_plain_json(tmp_path):
     lines = tmp_path / "annotations.jsonl"
-    lines.write_text("\n".join(json.dumps({**RECORD, "preference": p}) for p in (1, 2)) + "\n\n")
+    lines.write_text(
+        "\n".join(json.dumps({**RECORD, "instruction": f"Q{p}?", "preference": p}) for p in (1, 2))
+        + "\n\n"
+    )
     frame = ef.load(lines)
     assert frame["verdict_ab"].to_list() == ["A", "B"]
     assert frame["model"].to_list() == ["my-model", "my-model"]

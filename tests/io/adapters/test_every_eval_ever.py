@@ -496,7 +496,8 @@ def test_two_records_for_one_result_of_a_sample_are_an_error(tmp_path):
     path = _write_lines(
         tmp_path / "d_samples.jsonl", [_record("0", "acc", 1.0), _record("0", "acc", 0.0)]
     )
-    with pytest.raises(EvalframeError, match="two records for one aggregate result"):
+    expected = r"sample_id='0', evaluation_result_id='acc' is on line 1 and again on line 2"
+    with pytest.raises(EvalframeError, match=expected):
         ef.load(path)
 
 

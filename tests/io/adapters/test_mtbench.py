@@ -214,7 +214,8 @@ def test_single_mean_score_per_turn_as_show_result(shared_data):
 
 def test_a_parse_failure_is_a_null_score_and_kept_raw(tmp_path):
     scores = [9, -1, 7.5, 3, -1]
-    path = write_lines(tmp_path, [{**SINGLE, "score": s} for s in scores], "gpt-4_single.jsonl")
+    lines = [{**SINGLE, "question_id": 81 + i, "score": s} for i, s in enumerate(scores)]
+    path = write_lines(tmp_path, lines, "gpt-4_single.jsonl")
     frame = ef.load(path)
     assert frame["score_raw"].to_list() == [9.0, -1.0, 7.5, 3.0, -1.0]
     assert frame["score"].to_list() == [9.0, None, 7.5, 3.0, None]
@@ -307,7 +308,7 @@ def test_missing_key_under_a_forced_format_names_file_key_and_expected(tmp_path)
     assert "question_id, model_1, model_2, g1_winner, g2_winner, judge" in message
     path = write_lines(tmp_path, [SINGLE, {**SINGLE, "model": None}], "s.jsonl")
     with pytest.raises(
-        EvalframeError, match=r"1 line\(s\) have no 'model' \(or null\), first row 1 \(line 2\)"
+        EvalframeError, match=r"1 line\(s\) have no 'model' \(or null\), first line 2"
     ):
         ef.load(path, format="mtbench_single")
     path = write_lines(tmp_path, [{"question_id": 1, "category": "x"}], "q.jsonl")

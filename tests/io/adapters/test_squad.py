@@ -168,7 +168,7 @@ def test_predictions_mapping_values_must_be_strings(tmp_path):
 def test_a_mapping_that_is_not_a_known_layout_is_never_one_wide_row(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"lr": 0.1, "layers": [1, 2]}), encoding="utf-8")
-    expected = r"one JSON object .*mapping of 2 key\(s\).*Layouts tried"
+    expected = r"config\.json': one JSON object \(keys 'lr', 'layers'\) that fits no harness layout"
     with pytest.raises(EvalframeError, match=expected):
         ef.load(path)
 

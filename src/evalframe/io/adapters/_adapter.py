@@ -31,7 +31,8 @@ class Adapter:
     detect
         Whether a probed file is in this layout; it must be strict (one layout per file).
     read
-        The file as a lazy frame in evalframe's canonical columns, everything else kept.
+        The file as a lazy frame in evalframe's canonical columns, everything else kept:
+        ``read(path)``, and ``read(path, duplicates=...)`` for a layout with :attr:`keys`.
     level
         What one output row is: a ``"samples"`` row (scored), a ``"results"`` row (a harness's
         own aggregate) or a ``"reference"`` row (questions, golds).
@@ -47,6 +48,14 @@ class Adapter:
     check_files
         A check over every file read in this layout in one call, given as ``(path, frame)``
         pairs (a key that must not repeat across files); ``None``: none.
+    keys
+        The columns that name one sample (or reference row) in the layout's output: a key
+        written twice in one file is refused, or one record kept, as ``duplicates=`` says
+        (:func:`evalframe.io._duplicates.unique_samples`). Empty for aggregates, whose rows
+        are named by the keys of one JSON object.
+    fields
+        The keys a record (or the object) of the layout holds, to say what a file that fits
+        no layout lacks.
 
     Examples
     --------
@@ -69,6 +78,8 @@ class Adapter:
     doc: str = ""
     rows: str = ""
     check_files: Callable[[Sequence[tuple[Path, pl.LazyFrame]]], None] | None = None
+    keys: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -78,3 +89,9 @@ class Adapter:
     def kind(self) -> str:
         """What one row is: :attr:`rows`, else the level's name."""
         return self.rows or self.level
+
+    def load(self, path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
+        """:attr:`read`, given ``duplicates`` when the layout has :attr:`keys`."""
+        if self.keys:
+            return self.read(path, duplicates=duplicates)
+        return self.read(path)

@@ -8,7 +8,6 @@ mappings that no reader can stream: predictions ``{id: answer}``, a results summ
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from functools import cached_property
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalframe.errors import EvalframeError
+from evalframe.io._source import load_json, open_binary
 
 #: Bytes read at a time while looking for the end of a JSON list's first element.
 CHUNK = 1 << 16
@@ -74,14 +73,15 @@ class Probe:
                 value = self.value
             else:
                 return None
-        except (ValueError, OSError, EOFError, zlib.error):
+        except (ValueError, OSError, EOFError, zlib.error, RecursionError):
             return None
         return value if isinstance(value, dict) else None
 
     @cached_property
     def value(self) -> object:
-        """The whole file parsed as one JSON value (for files that hold one object)."""
-        return json.loads(self._read_all().removeprefix(BOM))
+        """The whole file parsed as one JSON value (for files that hold one object); an
+        :class:`~evalframe.EvalframeError` (a ``ValueError``) when it is not one."""
+        return load_json(self.path, "JSON")
 
     @cached_property
     def keys(self) -> tuple[str, ...]:
@@ -125,20 +125,20 @@ class Probe:
     # -- reading ------------------------------------------------------------------------------
 
     def _open(self):
-        if self.kind is not None and self.kind.endswith(".gz"):
-            return gzip.open(self.path, "rb")
-        return open(self.path, "rb")
+        return open_binary(self.path)
 
     def _text_head(self) -> bytes:
         try:
             with self._open() as handle:
                 return handle.read(CHUNK).removeprefix(BOM)
-        except (OSError, EOFError, zlib.error):
+        except (OSError, EOFError, zlib.error, ValueError):
             return b""
 
     def _first_line(self) -> bytes:
         with self._open() as handle:
-            line = handle.readline()
+            line = handle.readline(MAX_FIRST_ELEMENT + 1)
+        if len(line) > MAX_FIRST_ELEMENT:
+            raise ValueError("the first line is too large to inspect")
         return line.removeprefix(BOM)
 
     def _first_element(self) -> object:
@@ -156,10 +156,3 @@ class Probe:
                     if not chunk:
                         raise
         raise ValueError("the first element of the JSON list is too large to inspect")
-
-    def _read_all(self) -> bytes:
-        try:
-            with self._open() as handle:
-                return handle.read()
-        except (OSError, EOFError) as error:
-            raise EvalframeError(f"cannot read {str(self.path)!r}: {error}") from error

@@ -35,15 +35,17 @@ value back), so annotation files of several annotators stack into one frame.
 
 from __future__ import annotations
 
-import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io._common import short
+from evalframe.io._duplicates import unique_samples
 from evalframe.io._json import read_json_array, read_jsonl
+from evalframe.io._source import load_json, read_bytes
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 from evalframe.io.formats import READ_FORMATS, format_of
@@ -144,16 +146,59 @@ def _is_number(value: object) -> bool:
 # ---------------------------------------------------------------- annotations
 
 
-def read_annotations(path: Path) -> pl.LazyFrame:
+#: What names one judgment: an instruction judged once per model, baseline and annotator.
+ANNOTATION_KEYS_OF_ROW = ("model", "baseline", "judge", "sample_id")
+#: What names one answer of a model outputs file.
+OUTPUT_KEYS_OF_ROW = ("model", "sample_id")
+
+
+def leaderboard_name(path: Path, annotator: object = None) -> str | None:
+    """The model name AlpacaEval's leaderboard gives the results folder ``path`` is in, or
+    ``None`` when the file is not in that layout.
+
+    AlpacaEval saves a model's files as ``results/<model>/model_outputs.json`` and
+    ``results/<model>/<annotator>/annotations.json``, and its leaderboard names the model by
+    that folder (``evaluate(name=...)``, the folder name for the published results), not by the
+    ``generator`` the outputs carry: the ``NullModel`` results hold ``generator`` =
+    ``"example"``. An annotations file is in the layout when its folder is named after its
+    ``annotator``; a model outputs file when a folder beside it holds an annotations file.
+
+    >>> leaderboard_name(Path("results/NullModel/weighted_judge/annotations.json"),
+    ...                  "weighted_judge")
+    'NullModel'
+    >>> leaderboard_name(Path("mine/annotations.json"), "weighted_judge") is None
+    True
+    """
+    name = path.name.lower()
+    if name.startswith("annotations."):
+        if isinstance(annotator, str) and path.parent.name == annotator:
+            return path.parent.parent.name or None
+        return None
+    if name.startswith("model_outputs."):
+        beside = [
+            folder
+            for folder in path.parent.iterdir()
+            if folder.is_dir() and any(folder.glob("annotations.json*"))
+        ] if path.parent.is_dir() else []
+        return path.parent.name if beside else None
+    return None
+
+
+def read_annotations(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """An AlpacaEval ``annotations.json`` as pairwise judgment rows.
+
+    ``model`` (and ``model_b``) is the leaderboard's name of the evaluated model, the results
+    folder (:func:`leaderboard_name`), else ``generator_2``; the file's ``generator_2`` is kept.
+    An instruction judged twice for one model, baseline and annotator is an error, or one
+    judgment is kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`).
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "annotations.json"
     >>> record = {"instruction": "Hi?", "output_1": "Hello.", "generator_1": "base",
     ...           "output_2": "Hey!", "generator_2": "mine", "annotator": "judge-x"}
     >>> _ = path.write_text(json.dumps([
-    ...     {**record, "preference": 2}, {**record, "preference": 1.25},
-    ...     {**record, "preference": 0}, {**record, "preference": None}]))
+    ...     {**record, "instruction": f"Hi {i}?", "preference": p}
+    ...     for i, p in enumerate([2, 1.25, 0, None])]))
     >>> read_annotations(path).select(
     ...     "model", "preference", "verdict_ab", "harness.win_rate"
     ... ).collect().rows()
@@ -178,9 +223,14 @@ def read_annotations(path: Path) -> pl.LazyFrame:
         frame = frame.with_columns(pl.Series("raw_completion", texts, dtype=pl.String))
     preference = pl.col("preference").cast(pl.Float64)
     win = _win(preference)
+    annotators = {record.get("annotator") for _, record in records}
+    named = leaderboard_name(path, annotators.pop() if len(annotators) == 1 else None)
+    model = pl.lit(named, pl.String) if named is not None else pl.col("generator_2")
+    frame = frame.with_columns(pl.col("generator_2").alias("__generator_2"))
     added = [
         pl.col("instruction").alias("sample_id"),
-        pl.col("generator_2").alias("model"),
+        model.alias("model"),
+        model.alias("generator_2"),
         pl.col("generator_1").alias("baseline"),
         preference.alias("preference"),
         _verdict(win).alias("verdict_ab"),
@@ -189,7 +239,20 @@ def read_annotations(path: Path) -> pl.LazyFrame:
         _discrete_win(preference).alias("harness.discrete_win_rate"),
         pl.lit(TASK).alias("task"),
     ]
-    return _ordered(frame.lazy().with_columns(added), ANNOTATION_NAMES, ANNOTATION_SCHEMA)
+    ordered = _ordered(frame.lazy().with_columns(added), ANNOTATION_NAMES, ANNOTATION_SCHEMA)
+    ordered = ordered.rename({"__generator_2": "generator_2"})
+    return unique_samples(
+        ordered,
+        ANNOTATION_KEYS_OF_ROW,
+        duplicates=duplicates,
+        source=str(path),
+        what="AlpacaEval annotations",
+        locate=_where(records),
+    )
+
+
+def _where(records: list[tuple[str, dict[str, object]]]) -> Callable[[int], str]:
+    return lambda row: records[row][0]
 
 
 def _win(preference: pl.Expr) -> pl.Expr:
@@ -234,15 +297,19 @@ def _json_text(value: object) -> str | None:
 # ---------------------------------------------------------------- model outputs
 
 
-def read_outputs(path: Path) -> pl.LazyFrame:
+def read_outputs(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """An AlpacaEval ``model_outputs.json`` as rows of one model's answers.
+
+    ``model`` is the leaderboard's name (the results folder, :func:`leaderboard_name`), else
+    ``generator`` (kept as ``generator``). An instruction answered twice by one model is an
+    error, or one answer is kept: ``duplicates``.
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "model_outputs.json"
     >>> _ = path.write_text(json.dumps([
     ...     {"instruction": "Hi?", "output": "Hey!", "generator": "mine", "dataset": "oasst"}]))
     >>> read_outputs(path).collect().rows()
-    [('Hi?', 'Hi?', 'Hey!', 'mine', 'alpaca_eval', 'oasst')]
+    [('Hi?', 'Hi?', 'Hey!', 'mine', 'alpaca_eval', 'oasst', 'mine')]
     """
     kind = _kind(path, "AlpacaEval model outputs")
     records = _records(path, kind)
@@ -255,8 +322,20 @@ def read_outputs(path: Path) -> pl.LazyFrame:
     _check_values(path, records, "output", what, nulls=True)
     frame = _frame(path, kind)
     _check_clashes(path, frame, OUTPUT_SCHEMA, OUTPUT_NAMES, what)
+    named = leaderboard_name(path)
+    frame = frame.with_columns(pl.col("generator").alias("__generator"))
     added = [pl.col("instruction").alias("sample_id"), pl.lit(TASK).alias("task")]
-    return _ordered(frame.lazy().with_columns(added), OUTPUT_NAMES, OUTPUT_SCHEMA)
+    if named is not None:
+        added.append(pl.lit(named, pl.String).alias("generator"))
+    ordered = _ordered(frame.lazy().with_columns(added), OUTPUT_NAMES, OUTPUT_SCHEMA)
+    return unique_samples(
+        ordered.rename({"__generator": "generator"}),
+        OUTPUT_KEYS_OF_ROW,
+        duplicates=duplicates,
+        source=str(path),
+        what="AlpacaEval model outputs",
+        locate=_where(records),
+    )
 
 
 # ---------------------------------------------------------------- shared
@@ -274,9 +353,7 @@ def _kind(path: Path, what: str) -> str:
 
 def _records(path: Path, kind: str) -> list[tuple[str, dict[str, object]]]:
     """Every record of the file with where it is (``"record 3"``, ``"line 7"``)."""
-    opener = gzip.open if kind.endswith(".gz") else open
-    with opener(path, "rb") as handle:
-        data = handle.read().removeprefix(BOM)
+    data = read_bytes(path)
     if kind.startswith("ndjson"):
         found = [
             (f"line {number}", _loads(line, path, f"line {number}"))
@@ -284,7 +361,7 @@ def _records(path: Path, kind: str) -> list[tuple[str, dict[str, object]]]:
             if line.strip()
         ]
     else:
-        value = _loads(data, path, None)
+        value = load_json(path, "AlpacaEval records", data)
         if not isinstance(value, list):
             raise EvalframeError(
                 f"cannot read {str(path)!r}: it holds {_json_kind(value)}; expected a JSON list "
@@ -315,6 +392,10 @@ def _json_kind(value: object) -> str:
 def _loads(data: bytes, path: Path, where: str | None) -> object:
     try:
         return json.loads(data)
+    except RecursionError as error:
+        raise EvalframeError(
+            f"cannot read {str(path)!r}: {where} nests too deep for Python's JSON parser"
+        ) from error
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         if isinstance(error, UnicodeDecodeError):
             detail = "not valid UTF-8"
@@ -410,6 +491,8 @@ ADAPTERS = (
         read=read_annotations,
         doc=DOC,
         rows="pairwise judgments",
+        keys=ANNOTATION_KEYS_OF_ROW,
+        fields=ANNOTATION_KEYS,
     ),
     Adapter(
         name="alpaca_eval_outputs",
@@ -421,5 +504,7 @@ ADAPTERS = (
         read=read_outputs,
         level="reference",
         doc=DOC,
+        keys=OUTPUT_KEYS_OF_ROW,
+        fields=OUTPUT_KEYS,
     ),
 )

@@ -41,7 +41,9 @@ from typing import Any
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.io._json import jsonl_locator, read_jsonl
+from evalframe.io._duplicates import unique_samples
+from evalframe.io._json import line_locator, read_jsonl
+from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
@@ -252,8 +254,16 @@ def _is_results(probe: Probe) -> bool:
 # ---------------------------------------------------------------- instance-level records
 
 
-def read_samples(path: Path) -> pl.LazyFrame:
+#: What names one record: a sample's contribution to one aggregate result.
+RECORD_KEY = ("evaluation_id", "model_id", "evaluation_name", "sample_id", "evaluation_result_id")
+
+
+def read_samples(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """An Every Eval Ever instance-level file, one row per sample (see the module docstring).
+
+    Two records of one sample for one aggregate result (same ``evaluation_id``, ``model_id``,
+    ``evaluation_name``, ``sample_id`` and ``evaluation_result_id``) are an error, or one is
+    kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`).
 
     >>> import json, tempfile, pathlib
     >>> base = {"schema_version": "0.3.0", "evaluation_id": "e", "model_id": "org/m",
@@ -272,7 +282,7 @@ def read_samples(path: Path) -> pl.LazyFrame:
     """
     compressed = path.name.lower().endswith(".gz")
     frame = read_jsonl(path, compressed=compressed)
-    locate = jsonl_locator(path, compressed=compressed)
+    locate = line_locator(path, compressed=compressed)
     _check_frame(frame, INSTANCE_REQUIRED, path, locate)
     bad = frame.filter(~pl.col("interaction_type").is_in(INTERACTION_TYPES))
     if bad.height:
@@ -283,7 +293,18 @@ def read_samples(path: Path) -> pl.LazyFrame:
             f"must be one of {list(INTERACTION_TYPES)}; {bad.height} record(s) hold another "
             f"value, first {first['interaction_type'][0]!r} on {locate(row)}"
         )
-    return _samples(frame, path, locate).lazy()
+    if "evaluation_result_id" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("evaluation_result_id"))
+        unique = unique_samples(
+            frame, RECORD_KEY, duplicates=duplicates, source=str(path),
+            what="Every Eval Ever instance records", locate=locate,
+        ).collect().drop("evaluation_result_id")
+    else:
+        unique = unique_samples(
+            frame, RECORD_KEY, duplicates=duplicates, source=str(path),
+            what="Every Eval Ever instance records", locate=locate,
+        ).collect()
+    return _samples(unique, path, locate).lazy()
 
 
 def _check_frame(frame: pl.DataFrame, spec: dict[str, Any], path: Path, locate: Locate) -> None:
@@ -516,10 +537,7 @@ def read_results(path: Path) -> pl.LazyFrame:
     """
     import pyarrow as pa  # on first use
 
-    try:
-        record = json.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
-    except (ValueError, OSError) as error:
-        raise EvalframeError(f"cannot read {str(path)!r} as JSON: {error}") from error
+    record = load_json(path, "an Every Eval Ever aggregate record")
     problems = missing_fields(record, AGGREGATE_REQUIRED) + (
         enum_problems(record) if isinstance(record, dict) else []
     )
@@ -616,6 +634,8 @@ ADAPTERS = (
         read=read_samples,
         level="samples",
         doc="docs/harnesses/every-eval-ever.md",
+        keys=("model", "task", "sample_id"),
+        fields=tuple(INSTANCE_REQUIRED),
     ),
     Adapter(
         name="every_eval_ever_results",
@@ -629,5 +649,6 @@ ADAPTERS = (
         read=read_results,
         level="results",
         doc="docs/harnesses/every-eval-ever.md",
+        fields=tuple(AGGREGATE_REQUIRED),
     ),
 )

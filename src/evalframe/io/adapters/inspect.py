@@ -47,6 +47,7 @@ from typing import Any
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.io._duplicates import unique_samples
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 from evalframe.scored import missing_column
@@ -125,8 +126,15 @@ def detect(probe: Probe) -> bool:
     )
 
 
-def read(path: Path) -> pl.LazyFrame:
+#: What names one row: Inspect runs each sample once per epoch.
+KEYS = ("task", "model", "sample_id", "epoch")
+
+
+def read(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """The samples of the Inspect log at ``path``, one row per sample and epoch.
+
+    A sample and epoch the log holds twice is an error, or one is kept: ``duplicates`` (see
+    :mod:`evalframe.io._duplicates`).
 
     Examples
     --------
@@ -167,7 +175,14 @@ def read(path: Path) -> pl.LazyFrame:
             "completed sample(s) in its results but no samples (written with "
             "log_samples=False?); only its aggregate scores are there"
         )
-    return log_frame(log).lazy()
+    return unique_samples(
+        log_frame(log),
+        KEYS,
+        duplicates=duplicates,
+        source=str(path),
+        what="Inspect AI samples",
+        locate=lambda row: f"sample {row + 1} of the log",
+    )
 
 
 def _reader(path: Path) -> Callable[..., Any]:
@@ -502,5 +517,7 @@ ADAPTERS = (
         level="samples",
         extensions=(".eval",),
         doc="docs/harnesses/inspect.md",
+        keys=KEYS,
+        fields=("version", "status", "eval"),
     ),
 )

@@ -51,7 +51,6 @@ metric with ``value`` and ``stderr`` (the ``<metric>_stderr`` key), ``model``
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -60,6 +59,8 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.io._duplicates import unique_samples
+from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
@@ -126,8 +127,8 @@ def model_from_path(path: Path, timestamp: str | None = None) -> str | None:
         results = folder / f"results_{timestamp}.json"
         if results.is_file():
             try:
-                config = json.loads(results.read_text(encoding="utf-8")).get("config_general")
-            except (OSError, ValueError, AttributeError):
+                config = load_json(results, "lighteval results").get("config_general")
+            except (ValueError, AttributeError):
                 continue
             name = config.get("model_name") if isinstance(config, dict) else None
             if isinstance(name, str) and name:
@@ -182,8 +183,19 @@ def _is_results(probe: Probe) -> bool:
 # ----------------------------------------------------------------------------- details
 
 
-def read_details(path: Path) -> pl.LazyFrame:
+#: What names one document of the nested layout: lighteval numbers documents per split
+#: (``doc.id = str(ix)``), so a task evaluated on two splits holds each id twice, with
+#: different queries.
+KEYS = ("task", "model", "sample_id", "doc.query")
+
+
+def read_details(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A lighteval details parquet file (either layout) in evalframe's columns.
+
+    A document written twice (same task, model, ``doc.id`` and query) is an error, or one row
+    is kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`). The flat layout has no
+    document id: its rows are numbered, so a repeated row cannot be told from a question the
+    dataset holds twice, and is kept.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "details" / "org" / "m" / "2025-01-02T10-20-30"
@@ -213,9 +225,19 @@ def read_details(path: Path) -> pl.LazyFrame:
     if all(name in schema for name in NESTED):
         _check_nested(path, schema)
         try:
-            return _read_nested(frame, schema, keys)
+            nested = _read_nested(frame, schema, keys)
         except EvalframeError as error:
             raise EvalframeError(f"{str(path)!r}: column 'doc': {error}") from None
+        named = [key for key in KEYS if key in nested.collect_schema()]
+        return unique_samples(
+            nested,
+            named,
+            duplicates=duplicates,
+            source=str(path),
+            what="lighteval details",
+            locate=lambda row: f"row {row}",
+            optional=("sample_id",),
+        )
     if all(name in schema for name in FLAT):
         if all(schema[name] == pl.String for name in PARSED):
             return _read_flat_text(path, frame.collect(), keys)
@@ -654,7 +676,7 @@ def read_results(path: Path) -> pl.LazyFrame:
     averages (``all``, and ``<task>:_average|<shots>`` over subtasks): means of the
     subtasks' values *and* of their standard errors.
 
-    >>> import tempfile
+    >>> import json, tempfile
     >>> path = Path(tempfile.mkdtemp()) / "results_2025-01-02T10-20-30.json"
     >>> _ = path.write_text(json.dumps({
     ...     "config_general": {"model_name": "org/m", "lighteval_sha": "?"},
@@ -671,10 +693,7 @@ def read_results(path: Path) -> pl.LazyFrame:
     │ all  ┆ acc    ┆ 0.5   ┆ null   ┆ org/m │
     └──────┴────────┴───────┴────────┴───────┘
     """
-    try:
-        value = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, ValueError) as error:
-        raise EvalframeError(f"cannot read {str(path)!r} as JSON: {error}") from error
+    value = load_json(path, "lighteval results")
     if not isinstance(value, dict):
         raise EvalframeError(f"{str(path)!r}: expected a JSON object, found {type(value).__name__}")
     config = _mapping(path, value, "config_general")
@@ -762,6 +781,8 @@ ADAPTERS = (
         detect=_is_details,
         read=read_details,
         doc=DOC,
+        keys=KEYS,
+        fields=NESTED,
     ),
     Adapter(
         name="lighteval_results",
@@ -772,5 +793,6 @@ ADAPTERS = (
         read=read_results,
         level="results",
         doc=DOC,
+        fields=("config_general", "results"),
     ),
 )

@@ -38,7 +38,6 @@ response leaf a string; a single answer as a one-item list, with a warning).
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import tempfile
@@ -49,7 +48,9 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.io._json import read_jsonl
+from evalframe.io._duplicates import unique_samples
+from evalframe.io._json import line_locator, read_jsonl
+from evalframe.io._source import is_gzip, open_binary
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 from evalframe.io.adapters.lm_eval_results import model_name, results_for
@@ -61,8 +62,10 @@ KNOWN = (
     "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
     "doc_hash", "prompt_hash", "target_hash",
 )  # fmt: skip
-#: Keys the mapping cannot do without.
+#: Keys the mapping cannot do without (on every line).
 REQUIRED = ("doc_id", "target", "arguments", "filtered_resps")
+#: What names one sample: lm-eval writes one line per document and filter.
+KEYS = ("task", "model", "sample_id", "filter")
 #: lm-eval's default ``target_delimiter``.
 DELIMITER = " "
 _DATE = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[0-9.\-]+\.jsonl(\.gz)?$")
@@ -95,8 +98,11 @@ def task_name(path: Path) -> str | None:
 # ---------------------------------------------------------------- reading
 
 
-def read_samples(path: Path) -> pl.LazyFrame:
+def read_samples(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A samples file as a frame of canonical columns (see the module docstring).
+
+    A document written twice for one filter (a resumed run appends its lines again) is an
+    error, or one line is kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`).
 
     >>> import json, tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp()) / "org__model"
@@ -115,11 +121,18 @@ def read_samples(path: Path) -> pl.LazyFrame:
     """
     if _blank(path):
         return _empty(path)
-    return _mapped(_read(path), path).lazy()
+    return unique_samples(
+        _mapped(_read(path), path),
+        KEYS,
+        duplicates=duplicates,
+        source=str(path),
+        what="lm-eval samples",
+        locate=line_locator(path, compressed=is_gzip(path)),
+    )
 
 
 def _open(path: Path):
-    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+    return open_binary(path)
 
 
 def _blank(path: Path) -> bool:
@@ -524,6 +537,16 @@ def _mapped(raw: pl.DataFrame, path: Path) -> pl.DataFrame:
             f"writes {', '.join(KNOWN[:8])} and one key per metric on every line "
             "(lm_eval --log_samples)",
         )
+    where = line_locator(path, compressed=is_gzip(path))
+    for key in REQUIRED:
+        absent = raw.get_column(key).is_null()
+        if absent.any():
+            raise _fail(
+                path,
+                f"{where(int(absent.arg_max() or 0))} has no {key!r} ({int(absent.sum())} "
+                f"line(s) in all); every line of a samples file is one document's record "
+                f"with {', '.join(map(repr, REQUIRED))}",
+            )
     task = task_name(path)
     kind = _kind(raw, path)
     if kind == "choice":
@@ -559,5 +582,7 @@ ADAPTERS = (
         detect=_is_samples,
         read=read_samples,
         doc="docs/harnesses/lm-eval.md",
+        keys=KEYS,
+        fields=("doc_id", "doc", "target", "arguments", "resps", "filtered_resps"),
     ),
 )

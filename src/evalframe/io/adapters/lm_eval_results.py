@@ -15,12 +15,12 @@ the documents scored, after ``--limit``) and ``n_samples_original``, ``model`` (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
@@ -89,10 +89,7 @@ def run_model(value: dict, path: Path) -> str:
 
 
 def _load(path: Path) -> dict:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as error:
-        raise EvalframeError(f"cannot read {str(path)!r} as lm-eval results: {error}") from error
+    value = load_json(path, "lm-eval results")
     if not isinstance(value, dict) or not isinstance(value.get("results"), dict):
         raise EvalframeError(
             f"cannot read {str(path)!r} as lm-eval results: expected one JSON object with a "
@@ -175,6 +172,7 @@ def read_results(path: Path) -> pl.LazyFrame:
     groups = set(value.get("groups") or {}) | {name for name, sub in subtasks.items() if sub}
     source = value.get("model_source")
     version = value.get("lm_eval_version")
+    _check_entries(value["results"], path)
     rows = []
     for task, entry in value["results"].items():
         if not isinstance(entry, dict):
@@ -209,6 +207,20 @@ def read_results(path: Path) -> pl.LazyFrame:
     return pl.DataFrame(rows, schema=SCHEMA, orient="row").lazy()
 
 
+def _check_entries(results: dict, path: Path) -> None:
+    """Refuse results that hold no ``"<metric>,<filter>"`` key: not lm-eval's, which would
+    read as 0 rows (a lighteval results file has ``{"acc": ...}``)."""
+    entries = [entry for entry in results.values() if isinstance(entry, dict)]
+    if any("," in key for entry in entries for key in entry) or not entries:
+        return
+    task, entry = next((t, e) for t, e in results.items() if isinstance(e, dict))
+    keys = ", ".join(repr(key) for key in list(entry)[:3]) + (", ..." if len(entry) > 3 else "")
+    raise EvalframeError(
+        f"cannot read {str(path)!r} as lm-eval results: results[{task!r}] has keys {keys}, "
+        "none of the form '<metric>,<filter>' ('acc,none') that lm-eval writes"
+    )
+
+
 ADAPTERS = (
     Adapter(
         name="lm_eval_results",
@@ -220,5 +232,6 @@ ADAPTERS = (
         read=read_results,
         level="results",
         doc="docs/harnesses/lm-eval.md",
+        fields=("results", "configs", "versions", "n-shot"),
     ),
 )

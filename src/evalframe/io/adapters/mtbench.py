@@ -24,14 +24,15 @@ text and no answers (they are inside the judge prompts): join the questions on `
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io._common import short
-from evalframe.io._json import json_array_locator, jsonl_locator, read_json_array, read_jsonl
+from evalframe.io._duplicates import unique_samples
+from evalframe.io._json import line_locator, read_json_array, read_jsonl
+from evalframe.io._source import is_gzip, open_binary
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 from evalframe.io.formats import READ_FORMATS, format_of
@@ -48,6 +49,11 @@ QUESTION_KEYS = ("question_id", "turns")
 PAIR_WRITTEN = ("g1_judgment", "g2_judgment")
 SINGLE_WRITTEN = ("judgment", "turn")
 QUESTION_OPTIONAL = ("category", "reference")
+
+#: What names one row: FastChat judges a question's turn once per model (pair) and judge prompt.
+PAIR_ROW = ("sample_id", "model_a", "model_b", "judge", "judge_prompt", "turn")
+SINGLE_ROW = ("sample_id", "model", "judge", "judge_prompt", "turn")
+QUESTION_ROW = ("sample_id",)
 
 #: What FastChat's winners mean for A (``model_1``) and B (``model_2``).
 VERDICTS = {"model_1": "A", "model_2": "B", "tie": "tie", "error": "error"}
@@ -151,18 +157,23 @@ def _is_questions(probe: Probe) -> bool:
 # ---------------------------------------------------------------- readers
 
 
-def read_pair(path: Path) -> pl.LazyFrame:
+def read_pair(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A FastChat ``*_pair.jsonl`` as pairwise judgment rows, one per match (two games).
+
+    A match written twice (same question, models, judge, prompt and turn: FastChat appends to
+    the file when a run is repeated) is an error, or one line is kept: ``duplicates``.
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "gpt-4_pair.jsonl"
     >>> line = {"question_id": 81, "model_1": "m1", "model_2": "m2", "judge": ["gpt-4", "pair-v2"],
     ...         "g1_judgment": "[[A]]", "g2_judgment": "[[B]]", "turn": 1}
-    >>> _ = path.write_text("\\n".join(json.dumps({**line, "g1_winner": a, "g2_winner": b})
-    ...     for a, b in [("model_1", "model_1"), ("model_1", "tie"), ("error", "model_2")]))
+    >>> games = [("model_1", "model_1"), ("model_1", "tie"), ("error", "model_2")]
+    >>> _ = path.write_text("\\n".join(json.dumps(
+    ...     {**line, "question_id": 81 + i, "g1_winner": a, "g2_winner": b})
+    ...     for i, (a, b) in enumerate(games)))
     >>> read_pair(path).select("sample_id", "verdict_ab", "verdict_ba", "judge_prompt").collect(
     ... ).rows()
-    [(81, 'A', 'A', 'pair-v2'), (81, 'A', 'tie', 'pair-v2'), (81, 'error', 'B', 'pair-v2')]
+    [(81, 'A', 'A', 'pair-v2'), (82, 'A', 'tie', 'pair-v2'), (83, 'error', 'B', 'pair-v2')]
     """
     what = "FastChat MT-bench pairwise judgments (format 'mtbench_pair')"
     frame = _read(path, what, PAIR_KEYS, PAIR_SCHEMA, PAIR_NAMES, PAIR_KEPT)
@@ -177,19 +188,25 @@ def read_pair(path: Path) -> pl.LazyFrame:
         pl.col("g2_winner").replace_strict(VERDICTS, return_dtype=pl.String).alias("verdict_ba"),
         pl.lit(TASK).alias("task"),
     ]
-    return _ordered(frame.lazy().with_columns(added), PAIR_NAMES, PAIR_SCHEMA)
+    ordered = _ordered(frame.lazy().with_columns(added), PAIR_NAMES, PAIR_SCHEMA)
+    return _unique(ordered, PAIR_ROW, path, what, duplicates)
 
 
-def read_single(path: Path) -> pl.LazyFrame:
+def read_single(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A FastChat ``*_single.jsonl`` as one row per graded answer; ``score`` -1 is null.
+
+    An answer graded twice by one judge and prompt is an error, or one line is kept:
+    ``duplicates``.
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "gpt-4_single.jsonl"
     >>> line = {"question_id": 81, "model": "m", "judge": ["gpt-4", "single-v1"],
     ...         "user_prompt": "...", "judgment": "Rating: [[9]]", "turn": 1}
-    >>> _ = path.write_text("\\n".join(json.dumps({**line, "score": s}) for s in [9, -1, 7.5]))
+    >>> _ = path.write_text("\\n".join(
+    ...     json.dumps({**line, "question_id": 81 + i, "score": s})
+    ...     for i, s in enumerate([9, -1, 7.5])))
     >>> read_single(path).select("sample_id", "score", "score_raw").collect().rows()
-    [(81, 9.0, 9.0), (81, None, -1.0), (81, 7.5, 7.5)]
+    [(81, 9.0, 9.0), (82, None, -1.0), (83, 7.5, 7.5)]
     """
     what = "FastChat MT-bench single-answer grades (format 'mtbench_single')"
     frame = _read(path, what, SINGLE_KEYS, SINGLE_SCHEMA, SINGLE_NAMES, SINGLE_KEPT)
@@ -208,11 +225,13 @@ def read_single(path: Path) -> pl.LazyFrame:
         raw.alias("score_raw"),
         pl.lit(TASK).alias("task"),
     ]
-    return _ordered(frame.lazy().with_columns(added), SINGLE_NAMES, SINGLE_SCHEMA)
+    ordered = _ordered(frame.lazy().with_columns(added), SINGLE_NAMES, SINGLE_SCHEMA)
+    return _unique(ordered, SINGLE_ROW, path, what, duplicates)
 
 
-def read_questions(path: Path) -> pl.LazyFrame:
-    """MT-bench's ``question.jsonl`` as reference rows; ``question`` is the first turn.
+def read_questions(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
+    """MT-bench's ``question.jsonl`` as reference rows; ``question`` is the first turn (a
+    ``question_id`` written twice: an error, or one kept, as ``duplicates`` says).
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "question.jsonl"
@@ -236,7 +255,27 @@ def read_questions(path: Path) -> pl.LazyFrame:
         pl.col("turns").cast(pl.List(pl.String)).list.first().alias("question"),
         pl.lit(TASK).alias("task"),
     ]
-    return _ordered(frame.lazy().with_columns(added), QUESTION_NAMES, QUESTION_SCHEMA)
+    ordered = _ordered(frame.lazy().with_columns(added), QUESTION_NAMES, QUESTION_SCHEMA)
+    return _unique(ordered, QUESTION_ROW, path, what, duplicates)
+
+
+def _unique(
+    frame: pl.LazyFrame, keys: tuple[str, ...], path: Path, what: str, duplicates: str
+) -> pl.LazyFrame:
+    present = frame.collect_schema()
+    lines = format_of(path, READ_FORMATS, "read").startswith("ndjson")
+    return unique_samples(
+        frame,
+        [key for key in keys if key in present],
+        duplicates=duplicates,
+        source=str(path),
+        what=what,
+        locate=line_locator(path, compressed=is_gzip(path)) if lines else _record,
+    )
+
+
+def _record(row: int) -> str:
+    return f"record {row + 1}"
 
 
 # ---------------------------------------------------------------- shared
@@ -266,11 +305,7 @@ def _read(
         if lines
         else read_json_array(path, compressed=compressed)
     )
-    locate = (
-        jsonl_locator(path, compressed=compressed)
-        if lines
-        else json_array_locator(path, compressed=compressed)
-    )
+    locate = line_locator(path, compressed=compressed) if lines else _record
     unit = "line" if lines else "record"
     expected = f"every {unit} needs the keys {', '.join(keys)}"
     for key in keys:
@@ -297,8 +332,7 @@ def _read(
 
 def _has_records(path: Path, compressed: bool, *, lines: bool) -> bool:
     """Whether the file holds a record (JSON lines: a non-blank line; JSON: not ``[]``)."""
-    opener = gzip.open if compressed else open
-    with opener(path, "rb") as handle:
+    with open_binary(path) as handle:
         if lines:
             return any(line.strip() for line in handle)
         head = handle.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
@@ -364,6 +398,8 @@ ADAPTERS = (
         read=read_pair,
         doc=DOC,
         rows="pairwise judgments",
+        keys=PAIR_ROW,
+        fields=(*PAIR_KEYS, *PAIR_WRITTEN),
     ),
     Adapter(
         name="mtbench_single",
@@ -374,6 +410,8 @@ ADAPTERS = (
         read=read_single,
         doc=DOC,
         rows="graded answers",
+        keys=SINGLE_ROW,
+        fields=(*SINGLE_KEYS, *SINGLE_WRITTEN),
     ),
     Adapter(
         name="mtbench_questions",
@@ -385,5 +423,7 @@ ADAPTERS = (
         read=read_questions,
         level="reference",
         doc=DOC,
+        keys=QUESTION_ROW,
+        fields=(*QUESTION_KEYS, "category"),
     ),
 )

@@ -24,11 +24,15 @@ not hold is reported.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.io._duplicates import unique_samples
+from evalframe.io._source import load_json, read_bytes
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
@@ -59,8 +63,9 @@ def _is_dataset(probe: Probe) -> bool:
     )
 
 
-def read_dataset(path: Path) -> pl.LazyFrame:
-    """One row per question of an official SQuAD dataset file.
+def read_dataset(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
+    """One row per question of an official SQuAD dataset file (a question id written twice:
+    an error, or one kept, as ``duplicates`` says).
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "dev.json"
@@ -74,6 +79,7 @@ def read_dataset(path: Path) -> pl.LazyFrame:
     """
     value = Probe(path, _kind(path)).value
     rows: list[tuple[object, ...]] = []
+    places: list[str] = []
     for a, article in enumerate(_list(value, "data", path, "the file")):
         title = article.get("title")
         for p, paragraph in enumerate(_list(article, "paragraphs", path, f"data[{a}]")):
@@ -86,6 +92,7 @@ def read_dataset(path: Path) -> pl.LazyFrame:
                     )
                 answers = _answers(qa.get("answers", []), path, where)
                 plausible = _answers(qa.get("plausible_answers", []), path, where)
+                places.append(where)
                 rows.append(
                     (
                         str(qa["id"]),
@@ -98,7 +105,14 @@ def read_dataset(path: Path) -> pl.LazyFrame:
                         [text for text, _ in plausible],
                     )
                 )
-    return pl.DataFrame(rows, schema=_QUESTION_SCHEMA, orient="row").lazy()
+    return unique_samples(
+        pl.DataFrame(rows, schema=_QUESTION_SCHEMA, orient="row"),
+        ("id",),
+        duplicates=duplicates,
+        source=str(path),
+        what="a SQuAD dataset",
+        locate=places.__getitem__,
+    )
 
 
 def _list(container: object, key: str, path: Path, where: str) -> list[dict]:
@@ -131,19 +145,44 @@ def _answers(items: object, path: Path, where: str) -> list[tuple[str, int | Non
 
 
 def _is_predictions(probe: Probe) -> bool:
+    """A mapping of ids to answer strings that is not one record of another layout.
+
+    SQuAD's predictions map question ids (24 hex digits in SQuAD itself) to strings; one
+    record of a JSON layout written alone (``{"instruction": ..., "output": ...,
+    "generator": ...}``) maps field names to strings too. A mapping holding any field name
+    of another layout is that layout's record, never predictions.
+    """
     if probe.top != "object":
         return False
     value = probe.value
     return (
         isinstance(value, dict)
         and len(value) > 0
-        and "data" not in value
         and all(isinstance(answer, str) or answer is None for answer in value.values())
+        and not set(value) & _record_fields()
     )
 
 
-def read_predictions(path: Path) -> pl.LazyFrame:
+def _record_fields() -> set[str]:
+    from evalframe.io.adapters.table import adapters
+
+    return {
+        field
+        for adapter in adapters()
+        if adapter.name != "squad_predictions"
+        for field in adapter.fields
+    }
+
+
+class _Pairs(list):
+    """A JSON object's (key, value) pairs in order, a repeated key kept."""
+
+
+def read_predictions(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """The ``{question_id: answer}`` predictions file as rows ``id``, ``prediction``.
+
+    An id the object holds twice (JSON keeps the last silently) is an error naming both
+    lines, or one answer is kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "pred.json"
@@ -151,24 +190,76 @@ def read_predictions(path: Path) -> pl.LazyFrame:
     >>> read_predictions(path).collect().rows()
     [('q1', 'Paris', 'pred'), ('q2', '', 'pred'), ('q3', None, 'pred')]
     """
-    value = Probe(path, _kind(path)).value
-    if not isinstance(value, dict):
+    data = read_bytes(path)
+    value = load_json(path, "SQuAD predictions", data, object_pairs_hook=_Pairs)
+    if not isinstance(value, _Pairs):
         raise EvalframeError(
-            f"cannot read {str(path)!r} as SQuAD predictions: expected one JSON object "
-            "mapping question ids to answers"
+            f"cannot read {str(path)!r} as SQuAD predictions: it holds "
+            f"{'a list' if isinstance(value, list) else type(value).__name__}; expected one "
+            "JSON object mapping question ids to answers"
         )
-    wrong = [(key, answer) for key, answer in value.items() if not isinstance(answer, str | None)]
+    wrong = [(key, answer) for key, answer in value if not isinstance(answer, str | None)]
     if wrong:
         key, answer = wrong[0]
+        shown = dict(answer) if isinstance(answer, _Pairs) else answer
         raise EvalframeError(
             f"cannot read {str(path)!r} as SQuAD predictions: {len(wrong)} id(s) map to a "
-            f"value that is not a string, first {key!r} -> {answer!r}; expected an answer string"
+            f"value that is not a string, first {key!r} -> {shown!r}; expected an answer string"
         )
     model = path.name.split(".")[0]
-    return pl.LazyFrame(
-        {"id": list(value), "prediction": list(value.values()), "model": [model] * len(value)},
+    frame = pl.DataFrame(
+        {
+            "id": [key for key, _ in value],
+            "prediction": [answer for _, answer in value],
+            "model": [model] * len(value),
+        },
         schema={"id": pl.String, "prediction": pl.String, "model": pl.String},
     )
+    return unique_samples(
+        frame,
+        ("id",),
+        duplicates=duplicates,
+        source=str(path),
+        what="SQuAD predictions",
+        locate=_key_lines(data),
+    )
+
+
+def _key_lines(data: bytes) -> Callable[[int], str]:
+    """Names the ``row``-th key of the JSON object ``data`` holds by its line (computed on
+    first use: only a message needs it).
+
+    >>> _key_lines(b'{"a": "x",\\n "a": "y"}')(1)
+    'line 2'
+    """
+    found: list[int] = []
+
+    def locate(row: int) -> str:
+        if not found:
+            found.extend(_object_key_lines(data.decode("utf-8")))
+        return f"line {found[row]}" if row < len(found) else f"key {row + 1}"
+
+    return locate
+
+
+def _object_key_lines(text: str) -> list[int]:
+    """The line of each key of the top-level JSON object in ``text``, in order."""
+    decoder = json.JSONDecoder()
+    lines: list[int] = []
+    index = text.index("{") + 1
+    while True:
+        index = len(text) - len(text[index:].lstrip())
+        if text[index] != '"':
+            return lines
+        lines.append(text.count("\n", 0, index) + 1)
+        _, index = json.decoder.scanstring(text, index + 1)  # type: ignore[attr-defined]
+        index = text.index(":", index) + 1
+        index = len(text) - len(text[index:].lstrip())
+        _, index = decoder.raw_decode(text, index)
+        index = len(text) - len(text[index:].lstrip())
+        if text[index] != ",":
+            return lines
+        index += 1
 
 
 def _is_answers_table(probe: Probe) -> bool:
@@ -185,8 +276,11 @@ def _is_answers_table(probe: Probe) -> bool:
     )
 
 
-def read_answers_table(path: Path) -> pl.LazyFrame:
+def read_answers_table(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A flat questions table with ``answers``; ``gold`` is added as the list of answer texts.
+
+    Every record needs ``id``, ``question`` and ``answers``; an id written twice is an error,
+    or one record is kept: ``duplicates`` (see :mod:`evalframe.io._duplicates`).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "dev.jsonl"
@@ -194,14 +288,24 @@ def read_answers_table(path: Path) -> pl.LazyFrame:
     >>> read_answers_table(path).collect().rows()
     [('q1', 'Q?', ['a', 'a'], ['a', 'a'])]
     """
-    from evalframe.io._json import read_json_array, read_jsonl
+    from evalframe.io._json import line_locator, read_json_array, read_jsonl
 
     kind = _kind(path)
     compressed = kind.endswith(".gz")
     if kind.startswith("ndjson"):
         frame = read_jsonl(path, compressed=compressed)
+        locate = line_locator(path, compressed=compressed)
     else:
         frame = read_json_array(path, compressed=compressed)
+        locate = _record_number
+    for key in ANSWER_KEYS:
+        absent = frame.get_column(key).is_null() if key in frame.columns else None
+        if absent is None or absent.any():
+            first = "every record" if absent is None else locate(int(absent.arg_max() or 0))
+            raise EvalframeError(
+                f"cannot read {str(path)!r} as a SQuAD answers table: {first} has no {key!r} "
+                f"(or null); every record needs {', '.join(map(repr, ANSWER_KEYS))}"
+            )
     answers = frame.schema.get("answers")
     if answers == pl.List(pl.String):
         gold = pl.col("answers")
@@ -214,7 +318,22 @@ def read_answers_table(path: Path) -> pl.LazyFrame:
             f"cannot read {str(path)!r} as a SQuAD answers table: column 'answers' is "
             f"{answers}; expected a list of strings or of {{'text': ...}} records"
         )
-    return frame.lazy().with_columns(gold.cast(pl.List(pl.String)).alias("gold"))
+    return unique_samples(
+        frame.lazy().with_columns(gold.cast(pl.List(pl.String)).alias("gold")),
+        ("id",),
+        duplicates=duplicates,
+        source=str(path),
+        what="a SQuAD answers table",
+        locate=locate,
+    )
+
+
+#: Keys every record of an answers table holds.
+ANSWER_KEYS = ("id", "question", "answers")
+
+
+def _record_number(row: int) -> str:
+    return f"record {row + 1}"
 
 
 def _kind(path: Path) -> str:
@@ -233,6 +352,8 @@ ADAPTERS = (
         read=read_dataset,
         level="reference",
         doc="docs/harnesses/squad.md",
+        keys=("id",),
+        fields=("version", "data"),
     ),
     Adapter(
         name="squad_answers",
@@ -243,6 +364,8 @@ ADAPTERS = (
         read=read_answers_table,
         level="reference",
         doc="docs/harnesses/squad.md",
+        keys=("id",),
+        fields=ANSWER_KEYS,
     ),
     Adapter(
         name="squad_predictions",
@@ -252,5 +375,6 @@ ADAPTERS = (
         detect=_is_predictions,
         read=read_predictions,
         doc="docs/harnesses/squad.md",
+        keys=("id",),
     ),
 )

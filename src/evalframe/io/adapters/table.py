@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import zlib
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -116,10 +117,44 @@ def detect(probe: Probe) -> Adapter | None:
 
 
 def tried() -> str:
-    """The layouts detection tried and what each expects, for an error message."""
+    """Every layout and what each expects (the long list ``evalframe formats`` prints)."""
     return "; ".join(
         f"{adapter.name} ({adapter.files}: {adapter.expects})" for adapter in adapters()
     )
+
+
+def closest(keys: Sequence[str]) -> tuple[Adapter, list[str]] | None:
+    """The layout whose record (or object) ``keys`` come nearest to, and the fields of it they
+    lack; ``None`` when they share no field with any layout.
+
+    >>> adapter, lacking = closest(["results", "versions"])
+    >>> adapter.name, lacking
+    ('lm_eval_results', ['configs', 'n-shot'])
+    >>> closest(["lr", "layers"]) is None
+    True
+    """
+    present = set(keys)
+    best: tuple[float, Adapter] | None = None
+    for adapter in adapters():
+        fields = set(adapter.fields)
+        if not fields or not present & fields:
+            continue
+        fit = len(present & fields) / len(fields)
+        if best is None or fit > best[0]:
+            best = (fit, adapter)
+    if best is None:
+        return None
+    adapter = best[1]
+    return adapter, [field for field in adapter.fields if field not in present]
+
+
+def describe(adapter: Adapter) -> str:
+    """A layout as one short phrase: ``"lm_eval (lm-evaluation-harness samples_...)"``.
+
+    >>> describe(adapter_named("squad_predictions"))
+    'squad_predictions (SQuAD predictions JSON {question_id: answer})'
+    """
+    return f"{adapter.name} ({adapter.harness} {adapter.files})"
 
 
 def list_formats() -> pl.DataFrame:
