@@ -49,6 +49,8 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io._common import short
+from evalframe.io._duplicates import check_policy as check_duplicates_policy
+from evalframe.io._duplicates import unique_samples
 from evalframe.io._json import read_jsonl
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
@@ -114,6 +116,8 @@ COMPUTED = ("verdict", "strength", "label")
 REPLACED = (*ID_KEYS, *KEYS, "baseline")
 
 BOM = b"\xef\xbb\xbf"
+#: The columns that name one judgment: a question judged for a model by a judge.
+SAMPLE_KEY = ("sample_id", "model", "judge")
 
 
 # ---------------------------------------------------------------- detection
@@ -146,10 +150,14 @@ def _is_id(value: object) -> bool:
 # ---------------------------------------------------------------- reading
 
 
-def read_judgments(path: Path, *, baseline: str = V01_BASELINE) -> pl.LazyFrame:
+def read_judgments(
+    path: Path, *, baseline: str = V01_BASELINE, duplicates: str = "error"
+) -> pl.LazyFrame:
     """An Arena-Hard-Auto ``model_judgment/<judge>/<model>.jsonl`` as pairwise judgment rows.
 
-    ``baseline`` names the baseline of lines that do not (v0.1 files).
+    ``baseline`` names the baseline of lines that do not (v0.1 files). A question judged
+    twice for one model by one judge is an error naming both lines, unless ``duplicates``
+    is ``"first"`` or ``"last"`` (see :func:`evalframe.io._duplicates.unique_samples`).
 
     >>> import json, tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.jsonl"
@@ -169,8 +177,10 @@ def read_judgments(path: Path, *, baseline: str = V01_BASELINE) -> pl.LazyFrame:
     records = _records(path, compressed)
     if not records:
         return pl.LazyFrame(schema=SCHEMA)
+    check_duplicates_policy(duplicates)
     rows = [_row(path, line, record, baseline) for line, record in records]
-    _check_unique(path, records)
+    if duplicates == "error":
+        _check_unique(path, records)
     ids = _ids(path, records)
     extras = sorted({name for row in rows for name in row} - set(SCHEMA))
     rest = read_jsonl(path, compressed=compressed)
@@ -191,7 +201,13 @@ def read_judgments(path: Path, *, baseline: str = V01_BASELINE) -> pl.LazyFrame:
         *rest.get_columns(),
         *(pl.Series(name, [row.get(name) for row in rows], dtype=pl.String) for name in extras),
     ]
-    return pl.DataFrame(columns).lazy()
+    frame = pl.DataFrame(columns).lazy()
+    if duplicates == "error":
+        return frame
+    return unique_samples(
+        frame, list(SAMPLE_KEY), duplicates=duplicates, source=str(path), what=WHAT,
+        locate=lambda row: f"line {records[row][0]}",
+    )
 
 
 def _compressed(path: Path) -> bool:
@@ -480,5 +496,7 @@ ADAPTERS = (
         doc=DOC,
         rows="pairwise judgments",
         check_files=check_files,
+        keys=SAMPLE_KEY,
+        fields=("question_id", "model", "judge", "games"),
     ),
 )
