@@ -27,6 +27,8 @@ MODULES: tuple[str, ...] = (
     "squad",
     "alpaca_eval",
     "mtbench",
+    "helm",
+    "helm_stats",
     "every_eval_ever",
 )
 
