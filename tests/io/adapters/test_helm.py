@@ -281,6 +281,21 @@ def test_multiple_choice_answers_are_mapped_to_choices():
     assert set(frame["task"]) == {"mmlu:subject=anatomy,method=multiple_choice_joint"}
 
 
+def test_the_output_mapping_pattern_picks_the_letter(tmp_path):
+    folder = copy_run(tmp_path, MC)
+    state = state_of(folder)
+    state["adapter_spec"]["output_mapping_pattern"] = r"Answer: ([A-D])"
+    state["request_states"][0]["result"]["completions"][0]["text"] = " Answer: B."
+    write_json(folder / "scenario_state.json", state)
+    # " Answer: B." -> group 1 "B" -> "Stapes"; " C" and " E" do not match: "" maps to nothing
+    assert ef.load(folder)["prediction"].to_list() == ["Stapes", None, None]
+    state["adapter_spec"]["output_mapping_pattern"] = "([A-D]"
+    write_json(folder / "scenario_state.json", state)
+    with pytest.raises(EvalframeError, match=r"output_mapping_pattern '\(\[A-D\]' is not a "
+                       "regular expression"):
+        ef.load(folder)
+
+
 def test_a_folder_of_runs_stacks_them():
     frame = ef.load(FIXTURES)
     assert frame.height == 12
@@ -344,16 +359,62 @@ def test_the_best_completion_is_the_one_with_the_highest_logprob(tmp_path):
     first = state["request_states"][0]["result"]["completions"][0]
     state["request_states"][0]["result"]["completions"] = [
         {**first, "text": " Hugo", "logprob": -3.0},
-        {**first, "text": " Victor Hugo ", "logprob": -0.5},
-        {**first, "text": " V. Hugo", "logprob": -0.5},
+        {**first, "text": " V. Hugo ", "logprob": -0.5},
+        {**first, "text": " Victor", "logprob": -0.5},
     ]
     write_json(folder / "scenario_state.json", state)
-    (folder / "per_instance_stats.json").unlink()
+    # HELM's f1_score reads the first prediction, f1_score@3 the best of all three
+    name = {"name": "f1_score", "split": "test"}
+    stats = [
+        # "V. Hugo" -> {v, hugo} vs {victor, hugo} (or {victormarie, hugo}): P 1/2 R 1/2
+        {"name": name, "count": 1, "sum": 1 / (0.5 / (1 / 2) + 0.5 / (1 / 2))},
+        # "Hugo" -> {hugo} vs {victor, hugo}: P 1 R 1/2 -> 2/3, as "Victor" -> {victor}
+        {"name": {**name, "name": "f1_score@3"}, "count": 1, "sum": 1 / (0.5 / 1 + 0.5 / (1 / 2))},
+    ]
+    write_json(folder / "per_instance_stats.json",
+               [{"instance_id": "id1021", "train_trial_index": 0, "stats": stats}])
     frame = ef.load(folder)
-    # sorted by -logprob, stable: the second completion first, then the third, then the first
-    assert frame["prediction"][0] == "Victor Hugo"
-    assert frame["predictions"][0].to_list() == ["Victor Hugo", "V. Hugo", "Hugo"]
-    assert frame["completion"][0] == " Victor Hugo "
+    # sorted by -logprob, stable: the second completion, the third, then the first
+    assert frame["prediction"][0] == "V. Hugo"
+    assert frame["predictions"][0].to_list() == ["V. Hugo", "Victor", "Hugo"]
+    assert frame["completion"][0] == " V. Hugo "
+    assert ef.rescore(frame[:1], {"f1_score": F1}).agrees
+    at_k = ef.rescore(frame[:1], {"f1_score@3": F1}, columns={"prediction": "predictions"})
+    assert at_k.agrees and at_k.scored["f1_score@3"].to_list() == [2 / 3]
+
+
+def test_every_other_field_is_kept(tmp_path):
+    folder = copy_run(tmp_path)
+    state = state_of(folder)
+    first = state["request_states"][0]
+    first["instance"]["extra_data"] = {"source": "wiki", "rank": 3}
+    first["instance"]["input"]["messages"] = [{"role": "user", "content": "¿Quién?"}]
+    first["instance"]["references"][0]["test_cases"] = ["assert f() == 1"]
+    first["annotations"] = {"judge": [{"score": 1}]}
+    first["request_mode"] = "original"
+    write_json(folder / "scenario_state.json", state)
+    frame = ef.load(folder)
+    assert json.loads(frame["extra_data"][0]) == {"source": "wiki", "rank": 3}
+    assert frame["extra_data"][1:].to_list() == [None] * 8
+    assert json.loads(frame["input_messages"][0]) == [{"role": "user", "content": "¿Quién?"}]
+    details = json.loads(frame["reference_details"][0])
+    assert details[0] == {"output": {"text": "Victor Hugo"}, "tags": ["correct"],
+                          "test_cases": ["assert f() == 1"]}
+    assert json.loads(frame["annotations"][0]) == {"judge": [{"score": 1}]}
+    assert frame["request_mode"].to_list() == ["original"] + [None] * 8
+
+
+def test_text_written_as_plain_strings_by_helm_before_0_2(tmp_path):
+    folder = copy_run(tmp_path)
+    state = state_of(folder)
+    for request_state in state["request_states"]:
+        instance = request_state["instance"]
+        instance["input"] = instance["input"]["text"]
+        for reference in instance["references"]:
+            reference["output"] = reference["output"]["text"]
+    write_json(folder / "scenario_state.json", state)
+    frame = ef.load(folder)
+    assert frame.equals(ef.load(QA))
 
 
 # ---------------------------------------------------------------- HELM's metrics, rescored

@@ -21,16 +21,19 @@ in the file's order:
   when the request state has an ``output_mapping`` (multiple choice), mapped through it after
   ``adapter_spec.output_mapping_pattern``; null (a missing answer) when the request has no
   result or no completion, or the answer maps to no choice. ``predictions`` holds every
-  completion so, in HELM's order; ``completion`` the chosen completion's text as written;
+  completion read so, in HELM's order; ``completion`` the chosen completion's text as written;
 - ``train_trial_index``, ``split``, ``sub_split``, ``perturbation`` (the perturbation's name,
   null for an original instance) and ``perturbation_details`` (its whole description, JSON);
-- ``input`` (``instance.input.text``), ``references`` and ``reference_tags`` (every reference, in
-  order), ``prompt`` (``request.prompt``), ``num_train_instances``, ``prompt_truncated``,
+- ``input`` (``instance.input.text``; HELM before 0.2.0 wrote the text itself, as it did a
+  reference's output), ``references`` and ``reference_tags`` (every reference's text and tags,
+  in order), ``prompt`` (``request.prompt``), ``num_train_instances``, ``prompt_truncated``,
   ``num_conditioning_tokens``;
 - as JSON text: ``output_mapping``, ``request`` (without the prompt), ``result`` (without the
-  completions), ``completions`` (as written, tokens included), ``annotations``; every other field
-  (``extra_data``, ``contrast_inputs``, an input's ``messages``...) under its own name, JSON text
-  when it is nested;
+  completions), ``completions`` (as written, tokens included), ``annotations``, and
+  ``reference_details`` (the references as written, when one holds more than a text and tags:
+  a code reference's test cases); every other field (``extra_data``, ``contrast_inputs``,
+  ``request_mode``, an input's ``messages`` as ``input_messages``...) under its own name, JSON
+  text when it is nested;
 - ``harness.<stat>`` for every stat of ``per_instance_stats.json`` beside the file: the stat's
   ``sum / count`` for the row's instance key (instance id, train trial, perturbation). A
   perturbed copy of an instance shares its id and has its own key, so each row gets the stats
@@ -149,8 +152,9 @@ def _is_scenario_state(probe: Probe) -> bool:
 
 
 def _leading_adapter_spec(probe: Probe) -> tuple[object, bool] | None:
-    """The first key's value when it is ``adapter_spec``, and whether ``request_states`` (a
-    list) follows; ``None`` when the file starts otherwise or ``adapter_spec`` is too long."""
+    """The first key's value when it is ``adapter_spec`` followed by ``request_states`` (a
+    list), as HELM writes them; ``None`` when the file starts otherwise or ``adapter_spec`` is
+    too long to look at."""
     opener = gzip.open if probe.path.name.lower().endswith(".gz") else open
     decoder = json.JSONDecoder()
     data = b""
@@ -171,10 +175,11 @@ def _leading_adapter_spec(probe: Probe) -> tuple[object, bool] | None:
                 if more:
                     continue
                 return None
-            follows = _NEXT_KEY.match(text, end) is not None
-            if not follows and more and len(text) - end < 64:
+            if _NEXT_KEY.match(text, end) is not None:
+                return spec, True
+            if more and len(text) - end < 64:  # too short yet to hold the next key
                 continue
-            return spec, follows
+            return None
 
 
 # ---------------------------------------------------------------- reading
@@ -224,6 +229,14 @@ def read_run(path: Path) -> pl.LazyFrame:
             "request states are windows of a document, several per instance; evalframe reads "
             "runs with one request state per instance, train trial and perturbation"
         )
+    pattern = spec.get("output_mapping_pattern")
+    try:
+        re.compile(pattern or "")
+    except (TypeError, re.error) as error:
+        raise EvalframeError(
+            f"cannot read {str(path)!r} as {WHAT}: adapter_spec.output_mapping_pattern "
+            f"{short(pattern, 60)} is not a regular expression ({error})"
+        ) from error
     run, run_model = run_of(path)
     rows = [_row(path, state, position, spec) for position, state in enumerate(states, 1)]
     _check_unique(path, rows)
@@ -267,7 +280,12 @@ def _row(path: Path, state: object, position: int, spec: dict[str, Any]) -> dict
     texts, tags = _references(path, instance, where)
     gold = [text for text, tag in zip(texts, tags, strict=True) if CORRECT in tag]
     request = state.get("request")
-    request = request if isinstance(request, dict) else {}
+    if request is not None and not isinstance(request, dict):
+        raise EvalframeError(
+            f"cannot read {str(path)!r} as {WHAT}: {where} has 'request' = {short(request, 40)}; "
+            "expected an object"
+        )
+    request = request or {}
     chosen, predictions, completions = _completions(path, state, spec, where)
     mapping = state.get("output_mapping")
     row: dict[str, Any] = {
@@ -301,18 +319,16 @@ def _row(path: Path, state: object, position: int, spec: dict[str, Any]) -> dict
     extra.update(
         {key: value for key, value in instance.items() if key not in INSTANCE_FIELDS}
     )
-    extra.update(
-        {
-            f"input_{key}": value
-            for key, value in (instance.get("input") or {}).items()
-            if key != "text"
-        }
-    )
+    given = instance.get("input")
+    if isinstance(given, dict):
+        extra.update({f"input_{key}": value for key, value in given.items() if key != "text"})
+    if any(_has_details(reference) for reference in instance.get("references") or []):
+        extra["reference_details"] = instance["references"]
     for key, value in extra.items():
         if key in row or key in SCHEMA or key in TAIL:
             raise EvalframeError(
                 f"cannot read {str(path)!r} as {WHAT}: {where} has a field {key!r}, the name of "
-                "a column the layout gives; read it with format='table'"
+                "a column the layout gives to another field; expected HELM's fields"
             )
         row[key] = value
     return row
@@ -339,9 +355,10 @@ def _text(path: Path, owner: dict[str, Any], key: str, where: str) -> str | None
 
 
 def _input_text(path: Path, instance: dict[str, Any], where: str) -> str | None:
+    """``instance.input.text`` (HELM before 0.2.0 wrote the text itself as ``input``)."""
     given = instance.get("input")
-    if given is None:
-        return None
+    if given is None or isinstance(given, str):
+        return given
     if not isinstance(given, dict) or not isinstance(given.get("text", ""), str):
         raise EvalframeError(
             f"cannot read {str(path)!r} as {WHAT}: {where} has instance.input = "
@@ -362,7 +379,8 @@ def _references(
     texts, tags = [], []
     for number, reference in enumerate(references, 1):
         output = reference.get("output") if isinstance(reference, dict) else None
-        text = output.get("text", "") if isinstance(output, dict) else None
+        # HELM before 0.2.0 wrote the text itself as a reference's output
+        text = output.get("text", "") if isinstance(output, dict) else output
         labels = reference.get("tags", []) if isinstance(reference, dict) else None
         if (
             not isinstance(text, str)
@@ -376,6 +394,15 @@ def _references(
         texts.append(text)
         tags.append(labels)
     return texts, tags
+
+
+def _has_details(reference: dict[str, Any]) -> bool:
+    """Whether a reference holds more than its output text and tags (a code reference's test
+    cases, an output's media)."""
+    output = reference.get("output")
+    return bool(set(reference) - {"output", "tags"}) or (
+        isinstance(output, dict) and bool(set(output) - {"text"})
+    )
 
 
 def _completions(
