@@ -14,14 +14,16 @@ The rules, in order, for every item of a source:
    path or through a link) is read once, at its first position.
 5. A folder that is one harness dump (a HELM run folder: ``unit`` says which, from the
    adapter table) is the one file standing for it (``scenario_state.json``), whether the folder
-   is named, found below a directory (its other files and sub-folders are then not read) or
-   matched by a glob.
+   is named, found below a directory or matched by a glob; its other files and sub-folders are
+   not read. A folder holding such dump folders gives only them, with a warning naming what it
+   leaves out beside them (a HELM suite's summaries).
 """
 
 from __future__ import annotations
 
 import glob as globbing
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -83,14 +85,15 @@ def expand_paths(
     ['b1.jsonl', 'b[1].jsonl']
     >>> [p.name for p in expand_paths([folder / "b1.jsonl", str(folder / "b?.jsonl")])]
     ['b1.jsonl']
-    >>> run = folder / "run"
-    >>> run.mkdir()
-    >>> for name in ["main.jsonl", "other.jsonl"]:
-    ...     _ = (run / name).write_text('{"a": 1}')
+    >>> runs = folder / "runs"
+    >>> for run in ["r1", "r2"]:
+    ...     (runs / run).mkdir(parents=True)
+    ...     for name in ["main.jsonl", "other.jsonl"]:
+    ...         _ = (runs / run / name).write_text('{"a": 1}')
     >>> def unit(path):
     ...     return path / "main.jsonl" if (path / "main.jsonl").is_file() else None
-    >>> [p.name for p in expand_paths(folder, readable=[".jsonl"], unit=unit)]
-    ['b1.jsonl', 'b[1].jsonl', 'main.jsonl']
+    >>> [str(p.relative_to(runs)) for p in expand_paths(runs, readable=[".jsonl"], unit=unit)]
+    ['r1/main.jsonl', 'r2/main.jsonl']
     """
     items = [source] if isinstance(source, str | os.PathLike) else _items(source)
     if not items:
@@ -151,24 +154,36 @@ def _expand_one(
 
 def _directory_files(folder: Path, readable: Sequence[str], unit: Unit | None) -> list[Path]:
     """Every readable file below ``folder`` (sorted; hidden files and folders left out), a
-    folder that is one dump giving only the file standing for it."""
+    folder that is one dump giving only the file standing for it. A folder holding such dump
+    folders (a HELM suite: run folders beside the summaries ``helm-summarize`` writes) gives
+    only them, with a warning naming what it leaves out beside them."""
     endings = tuple(ending.lower() for ending in readable)
     found: list[Path] = []
     for root, folders, names in os.walk(folder):
         here = Path(root)
-        standing = unit(here) if unit is not None and here != folder else None
-        if standing is not None:
-            found.append(standing)
-            folders.clear()
-            continue
-        folders[:] = [name for name in folders if not name.startswith(".")]
-        found.extend(
-            here / name
+        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        files = sorted(
+            name
             for name in names
             if not name.startswith(".")
             and name.lower().endswith(endings)
             and (here / name).is_file()
         )
+        dumps = {name: unit(here / name) for name in folders} if unit is not None else {}
+        standing = [path for path in dumps.values() if path is not None]
+        if standing:
+            left = files + [f"{name}/" for name, path in dumps.items() if path is None]
+            if left:
+                warnings.warn(
+                    f"read the {len(standing)} dump folder(s) in {str(here)!r} (first "
+                    f"{str(standing[0])!r}); left out the {len(left)} other file(s) and "
+                    f"folder(s) beside them, first {left[0]!r}: name them to read them",
+                    stacklevel=6,
+                )
+            found.extend(standing)
+            folders.clear()
+            continue
+        found.extend(here / name for name in files)
     files = sorted(found)
     if not files:
         raise EvalframeError(

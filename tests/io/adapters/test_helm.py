@@ -304,7 +304,25 @@ def test_a_folder_of_runs_stacks_them():
     ]
     # globs of run folders and lists of them read the same runs
     assert ef.load(str(FIXTURES / "*")).height == 12
+    assert ef.load(str(FIXTURES / "*" / "scenario_state.json")).height == 12
     assert ef.load([QA, MC]).height == 12
+
+
+def test_a_summarised_suite_gives_its_runs_and_names_what_it_leaves_out(tmp_path):
+    suite = tmp_path / "v1"
+    copy_run(suite, QA)
+    copy_run(suite, MC)
+    # what helm-summarize writes beside the run folders (summary.json is an {id: text}
+    # mapping to the eye, runs_to_run_suites.json too, groups/ holds tables)
+    write_json(suite / "summary.json", {"suite": "v1", "date": "2024-06-01"})
+    write_json(suite / "runs_to_run_suites.json", {QA_RUN: "v1", MC_RUN: "v1"})
+    (suite / "groups").mkdir()
+    write_json(suite / "groups" / "natural_qa.json", [{"title": "Accuracy", "rows": []}])
+    with pytest.warns(UserWarning, match=r"read the 2 dump folder\(s\) in .*left out the 3 "
+                      r"other file\(s\) and folder\(s\) beside them, first 'runs_to_run_suites"):
+        frame = ef.load(suite)
+    assert frame.height == 12
+    assert sorted(set(frame["run"])) == [MC_RUN, QA_RUN]
 
 
 def test_other_files_of_a_run_folder_are_not_read(tmp_path):
