@@ -67,6 +67,31 @@ def test_normalizer_option_is_applied_after_strip():
         em(["a"], ["a"], normalizer="nope")
 
 
+def test_empty_prediction_wrong_is_helms_rule():
+    # HELM (evaluate_reference_metrics.exact_match): pred = completion.strip(); `if not pred:
+    # return 0`; else gold.strip() == pred.strip(). "" and "  " are empty after strip: 0.0 even
+    # against a gold that strips to ""; "\u3000" is Python whitespace, so empty too; " a" -> 1.0
+    preds = ["", "  ", "\u3000", " a", "b"]
+    golds = ["", " ", "", "a ", ""]
+    assert em(preds, golds, strip=True, empty_prediction="wrong") == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert em(preds, golds, strip=True) == [1.0, 1.0, 1.0, 1.0, 0.0]  # compared as text
+    # without strip the check reads the text as it is: "  " is not empty, and equals "  "
+    assert em(["  ", ""], ["  ", ""], empty_prediction="wrong") == [1.0, 0.0]
+    # HELM quasi_exact_match: normalize_text (SQuAD's) after the check; "The" normalises to ""
+    # like the gold "a", so it matches; "" does not
+    assert em(["The", ""], ["a", "a"], normalizer="squad", empty_prediction="wrong") == [
+        1.0, 0.0
+    ]
+    # prefix: an empty gold is a prefix of every non-empty prediction, never of ""
+    assert em(["x", ""], ["", ""], match="prefix", empty_prediction="wrong") == [1.0, 0.0]
+    assert em([None], ["x"], empty_prediction="wrong") == [None]
+    with pytest.raises(EvalframeError, match="empty_prediction='never' is invalid"):
+        M.exact_match("p", "g", empty_prediction="never")
+    with pytest.raises(EvalframeError, match=r"empty_prediction='no' is invalid.*'wrong'"):
+        ef.score(pl.DataFrame({"prediction": ["a"], "gold": ["a"]}),
+                 ["exact_match(empty_prediction=no)"])
+
+
 # --- answer extraction: extractor= / gold_extractor= -------------------------------------
 
 EXTRACTING = [

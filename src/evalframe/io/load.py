@@ -222,7 +222,7 @@ def _scan(
     readable = tuple(READ_FORMATS) + tuple(
         extension for adapter in adapters() for extension in adapter.extensions
     )
-    paths = expand_paths(source, glob=glob, readable=readable)
+    paths = expand_paths(source, glob=glob, readable=readable, unit=_folder_unit(layout))
     parts = [_read_part(path, targets, csv_empty, layout, duplicates) for path in paths]
     parts = _one_level(parts, from_directory(source))
     _check_files(parts)
@@ -232,6 +232,35 @@ def _scan(
     if selected is not None:
         parts = [_select(part, selected) for part in parts]
     return _stack(parts), parts
+
+
+def _folder_unit(layout: str) -> Callable[[Path], Path | None] | None:
+    """The file standing for a folder that is one dump of a layout (a HELM run folder's
+    ``scenario_state.json``): under ``format="auto"`` a folder's file of that name counts
+    when its content is detected as the layout; under a layout's name, when it exists."""
+    candidates = [
+        adapter
+        for adapter in adapters()
+        if adapter.folder_file and layout in (AUTO, adapter.name)
+    ]
+    if not candidates:
+        return None
+
+    def unit(folder: Path) -> Path | None:
+        for adapter in candidates:
+            path = folder / adapter.folder_file
+            if not path.is_file():
+                continue
+            if layout == adapter.name:
+                return path
+            try:
+                if adapter.detect(Probe(path, format_of(path, READ_FORMATS, "read"))):
+                    return path
+            except (EvalframeError, *read_errors(), ValueError):
+                continue
+        return None
+
+    return unit
 
 
 def _check_columns_argument(columns: Sequence[str] | None) -> list[str] | None:

@@ -80,6 +80,7 @@ _NULL_RULE = (
 )
 
 Match = Literal["full", "prefix", "suffix"]
+EmptyPrediction = Literal["compare", "wrong"]
 
 _DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
 
@@ -128,10 +129,11 @@ def exact_match(
     strip: bool = False,
     match: Match = "full",
     normalizer: str | TextFunction | None = "none",
+    empty_prediction: EmptyPrediction = "compare",
     extractor: ExtractorLike = "none",
     gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
-    """Exact string match, with lm-eval-harness's and lighteval's options.
+    """Exact string match, with lm-eval-harness's, lighteval's and HELM's options.
 
     Parameters
     ----------
@@ -151,6 +153,12 @@ def exact_match(
         :data:`evalframe.normalize.NORMALIZERS`) or a function from ``pl.Expr`` to
         ``pl.Expr``, applied to both sides after ``strip`` and before the other options.
         Default ``"none"``.
+    empty_prediction
+        ``"compare"`` (the default): an empty prediction is compared like any text (``""``
+        matches ``""``), as lm-eval-harness does. ``"wrong"``: a prediction that is empty
+        after ``strip`` (before the normaliser) scores 0.0 whatever the gold, as HELM's
+        ``exact_match``, ``quasi_exact_match`` and ``prefix_exact_match`` do (``if not
+        pred: return 0`` on the stripped completion).
     extractor, gold_extractor
         Answer extraction, applied to the prediction (the gold) before anything else: a
         name from the extractor table (``"boxed"``, ``"gsm8k_answer"``, ``"last_number"``...;
@@ -169,8 +177,9 @@ def exact_match(
     Reference: ``lm_eval.api.metrics.exact_match_hf_evaluate`` (lm-eval 0.4.13), per
     row; ``strip`` and ``match`` as lighteval's ``ExactMatches.compute_one_item``.
     Order of operations, on both sides: strip, normalizer, regexes, lower case, punctuation,
-    digits, then the comparison. Edge rules: ``""`` matches ``""`` (and with
-    ``"prefix"``/``"suffix"`` an empty gold matches any prediction); trailing NUL
+    digits, then the comparison. Edge rules: ``""`` matches ``""`` unless
+    ``empty_prediction="wrong"`` (and with ``"prefix"``/``"suffix"`` an empty gold matches
+    any prediction); trailing NUL
     characters are ignored, as in the harness's numpy arrays; an empty gold list
     raises :class:`evalframe.EvalframeError`; null prediction or gold gives null;
     null alternatives are skipped, and a list of only null alternatives gives null.
@@ -201,11 +210,19 @@ def exact_match(
     │                   ┆      ┆ 1.0  ┆ 1.0     ┆ 1.0       │
     │ null              ┆ x    ┆ null ┆ null    ┆ null      │
     └───────────────────┴──────┴──────┴─────────┴───────────┘
+    >>> df.select(exact_match("pred", "gold", strip=True, empty_prediction="wrong")).to_series(
+    ... ).to_list()
+    [0.0, 0.0, 0.0, None]
     """
     if match not in ("full", "prefix", "suffix"):
         raise EvalframeError(
             f"metric 'exact_match': match={match!r} is invalid; expected 'full', 'prefix' "
             "or 'suffix'"
+        )
+    if empty_prediction not in ("compare", "wrong"):
+        raise EvalframeError(
+            f"metric 'exact_match': empty_prediction={empty_prediction!r} is invalid; expected "
+            "'compare' or 'wrong'"
         )
     if isinstance(regexes_to_ignore, str):
         regexes_to_ignore = (regexes_to_ignore,)
@@ -228,12 +245,15 @@ def exact_match(
         return harness_normalize(text, **options)
 
     golds = _as_alternatives(gold)
-    pred = normalize(parse_into_expr(prediction).cast(pl.String))
+    text = parse_into_expr(prediction).cast(pl.String)
+    pred = normalize(text)
     normalized = map_alternatives(golds, normalize, share=False)
     if match == "full":
         hit = normalized.list.contains(pred)
     else:
         hit = _affix_match(pred, normalized, prefix=match == "prefix")
+    if empty_prediction == "wrong":
+        hit = hit & ((strip_whitespace(text) if strip else text) != "")
     values = (
         pl.when(_null_rows(prediction, golds))
         .then(pl.lit(None, dtype=pl.Float64))
@@ -709,6 +729,8 @@ register(
         "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
         "Unicode forms all count",
         "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
+        "empty_prediction='wrong': a prediction empty after strip (before the normaliser) "
+        "scores 0.0 against any gold, as HELM's exact_match family (if not pred: return 0)",
         _EXTRACT_RULE,
     ),
     divergences=(
@@ -719,7 +741,8 @@ register(
         "Python's classes, but \\b keeps Rust's Unicode word definition and look-around "
         "or back-references are refused",
         "with strip/match (lighteval options) an empty prediction is compared like any "
-        "other ('' vs '' is 1.0); lighteval's ExactMatches scores an empty prediction 0",
+        "other ('' vs '' is 1.0); lighteval's ExactMatches scores an empty prediction 0 "
+        "(checked before strip; empty_prediction='wrong' checks after strip, as HELM)",
     ),
     function=exact_match,
 )

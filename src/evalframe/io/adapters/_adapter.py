@@ -43,6 +43,10 @@ class Adapter:
     extensions
         File name endings only this adapter reads (``(".eval",)``); others use the table of
         formats by extension.
+    folder_file
+        The name of the file that stands for a whole folder of this layout
+        (``"scenario_state.json"`` for a HELM run folder): a folder holding it (detected as this
+        layout, or named with ``format=``) is read through that file alone.
     doc
         The docs page about this layout.
     check_files
@@ -75,6 +79,7 @@ class Adapter:
     read: Callable[[Path], pl.LazyFrame]
     level: str = "samples"
     extensions: tuple[str, ...] = ()
+    folder_file: str = ""
     doc: str = ""
     rows: str = ""
     check_files: Callable[[Sequence[tuple[Path, pl.LazyFrame]]], None] | None = None

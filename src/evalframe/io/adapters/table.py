@@ -29,6 +29,8 @@ MODULES: tuple[str, ...] = (
     "alpaca_eval",
     "mtbench",
     "arena_hard",
+    "helm",
+    "helm_stats",
     "every_eval_ever",
 )
 
