@@ -58,6 +58,8 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io._common import short
+from evalframe.io._duplicates import check_policy as check_duplicates_policy
+from evalframe.io._duplicates import unique_samples
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import CHUNK, Probe
 from evalframe.io.adapters.helm_stats import (
@@ -78,6 +80,8 @@ from evalframe.io.adapters.helm_stats import (
 __all__ = ["ADAPTERS", "read_run", "scored_texts"]
 
 WHAT = "HELM request states (format 'helm')"
+#: The columns that name one request state.
+SAMPLE_KEY = ("sample_id", "train_trial_index", "perturbation")
 CORRECT = "correct"
 #: Adaptation methods whose request states are not one per instance key.
 PER_REFERENCE = (
@@ -185,9 +189,12 @@ def _leading_adapter_spec(probe: Probe) -> tuple[object, bool] | None:
 # ---------------------------------------------------------------- reading
 
 
-def read_run(path: Path) -> pl.LazyFrame:
+def read_run(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """A HELM ``scenario_state.json`` as one row per request state (see the module docstring),
     joined with the ``per_instance_stats.json`` beside it.
+
+    A request state repeated (instance id, train trial, perturbation) is an error naming both
+    positions, unless ``duplicates`` is ``"first"`` or ``"last"``.
 
     >>> import json, tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp()) / "demo:task=qa,model=org_m"
@@ -238,13 +245,20 @@ def read_run(path: Path) -> pl.LazyFrame:
             f"{short(pattern, 60)} is not a regular expression ({error})"
         ) from error
     run, run_model = run_of(path)
+    check_duplicates_policy(duplicates)
     rows = [_row(path, state, position, spec) for position, state in enumerate(states, 1)]
-    _check_unique(path, rows)
+    if duplicates == "error":
+        _check_unique(path, rows)
     frame = _frame(path, rows, spec, run, run_model)
     stats_path = beside(path, "per_instance_stats.json")
     if stats_path is not None:
         frame = _joined(frame, rows, stats_path)
-    return frame.lazy()
+    if duplicates == "error":
+        return frame.lazy()
+    return unique_samples(
+        frame, list(SAMPLE_KEY), duplicates=duplicates, source=str(path), what=WHAT,
+        locate=lambda row: f"request state {row + 1}", optional=("perturbation",),
+    )
 
 
 def _row(path: Path, state: object, position: int, spec: dict[str, Any]) -> dict[str, Any]:
@@ -592,5 +606,7 @@ ADAPTERS = (
         read=read_run,
         folder_file="scenario_state.json",
         doc=DOC,
+        keys=SAMPLE_KEY,
+        fields=("adapter_spec", "request_states"),
     ),
 )

@@ -37,6 +37,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io._common import short
+from evalframe.io._duplicates import check_policy as check_duplicates_policy
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 
@@ -360,7 +361,7 @@ def _record_key(path: Path, what: str, record: dict[str, Any], position: int) ->
     return instance, trial, perturbation_key(perturbation)
 
 
-def read_instance_stats(path: Path) -> pl.LazyFrame:
+def read_instance_stats(path: Path, *, duplicates: str = "error") -> pl.LazyFrame:
     """``per_instance_stats.json`` alone: one row per instance key, ``harness.<stat>`` columns.
 
     >>> import json, tempfile, pathlib
@@ -373,6 +374,9 @@ def read_instance_stats(path: Path) -> pl.LazyFrame:
     >>> read_instance_stats(path).select("sample_id", "harness.exact_match").collect().rows()
     [('id7', 1.0), ('id8', 0.5)]
     """
+    # a stat given twice for one instance key is refused by instance_stats whatever
+    # ``duplicates`` says: HELM writes one record per metric class, merged into one row
+    check_duplicates_policy(duplicates)
     values, names = instance_stats(path)
     run, model = run_of(path)
     keys = list(values)
@@ -482,6 +486,8 @@ ADAPTERS = (
         folder_file="per_instance_stats.json",
         doc=DOC,
         rows="per-instance statistics",
+        keys=("sample_id", "train_trial_index", "perturbation_details"),
+        fields=("instance_id", "train_trial_index", "stats"),
     ),
     Adapter(
         name="helm_stats",
