@@ -85,7 +85,7 @@ def read_jsonl(path: Path, *, compressed: bool) -> pl.DataFrame:
     field 'gold' is a list of strings on line 1 but a string on line 2; a field must have one \
 JSON type on every line (null aside): write a single value as a one-item list (["b"])
     """
-    check_depth(path, file_chunks(path))
+    check_depth(path, file_chunks(path), lines=True)
     try:
         table = _exact(lambda schema: _arrow_jsonl(path, compressed, schema=schema))
     except parse_errors() as error:
