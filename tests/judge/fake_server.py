@@ -16,6 +16,9 @@ fault                     what the server does for that request
 ``"drop"``                closes the connection without a reply
 ``"nonjson"``             HTTP 200 whose body is not JSON
 ``"nofields"``            HTTP 200 with JSON that has no ``choices``
+``"raw:BODY"``            HTTP 200, ``Content-Type: application/json``, whose body is ``BODY``
+                          as it is, UTF-8 (JSON cut short, any shape; ``"\udcff"`` sends the
+                          byte 0xff, as Python's ``surrogateescape`` error handler writes it)
 ========================  ==================================================================
 
 The server is bounded: it answers at most ``max_requests`` requests (later ones get a
@@ -268,6 +271,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 return
             if kind == "nonjson":
                 self._send(200, b"<html>upstream proxy error</html>", content_type="text/html")
+                return
+            if kind == "raw":
+                self._send(200, argument.encode("utf-8", "surrogateescape"))
                 return
             if kind == "nofields":
                 self._send(200, json.dumps({"id": "chatcmpl-fake", "object": "x"}).encode())
