@@ -44,6 +44,7 @@ shape: (1, 7)
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import polars as pl
@@ -272,15 +273,20 @@ def _win_rate(
         carried = [cluster]
     scored = policy.scores(rows, schema, columns)
     kept = list(dict.fromkeys([*keys, SCORE, *(c for c in carried if c not in keys)]))
-    table = aggregate(
-        scored.select(kept),
-        by=keys or None,
-        metrics={SCORE: "win_rate"},
-        ci=ci,
-        interval=interval,
-        cluster=cluster,
-        keep_empty=True,
-    )
+    with warnings.catch_warnings():
+        # an error's null score is left out of the denominator, by design: not a missing
+        # answer whose meaning aggregate has to guess
+        warnings.filterwarnings("ignore", message="the missing answers of ")
+        table = aggregate(
+            scored.select(kept),
+            by=keys or None,
+            metrics={SCORE: "win_rate"},
+            ci=ci,
+            interval=interval,
+            cluster=cluster,
+            keep_empty=True,
+            missing="exclude",
+        )
     return table.select(
         *keys,
         pl.col("value").alias("win_rate_a"),
