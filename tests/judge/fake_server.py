@@ -74,6 +74,9 @@ class FakeServer:
         When given, a request whose bearer token differs gets HTTP 401.
     responder : callable or None
         ``prompt -> reply text``; :func:`reply_for` by default.
+    faults : callable or None
+        ``prompt -> fault or None``, for a request whose prompt has no injected fault
+        pending (a fault for prompts a test cannot spell out, as a template renders them).
     max_requests : int
         Requests answered before the server refuses every further one.
     lifetime : float
@@ -88,6 +91,7 @@ class FakeServer:
         delay: float = 0.0,
         api_key: str | None = None,
         responder: Callable[[str], str] | None = None,
+        faults: Callable[[str], str | None] | None = None,
         max_requests: int = 50_000,
         lifetime: float = 300.0,
         port: int = 0,
@@ -95,6 +99,7 @@ class FakeServer:
         self.delay = delay
         self.api_key = api_key
         self.responder = responder or reply_for
+        self.faults = faults
         self.max_requests = max_requests
         self.lifetime = lifetime
         self._lock = threading.Lock()
@@ -172,6 +177,8 @@ class FakeServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             queue = self._faults.get(prompt)
             fault = queue.popleft() if queue else None
+            if fault is None and self.faults is not None:
+                fault = self.faults(prompt)
             return fault, self.requests > self.max_requests
 
     def _end(self) -> None:

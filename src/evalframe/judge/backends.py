@@ -297,8 +297,8 @@ def retry_delay(retry: int, *, backoff: float, max_backoff: float,
 def _require_openai() -> Any:
     try:
         import openai
-    except ImportError as error:
-        raise EvalframeError(
+    except ImportError as error:  # no prompt can be judged: JudgeUnavailable
+        raise JudgeUnavailable(
             "OpenAIJudge needs the 'openai' package: pip install \"evalframe[judge]\""
         ) from error
     return openai
