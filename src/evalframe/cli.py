@@ -148,9 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Score a dump with evalframe's metrics and compare each metric column with the "
             "per-sample value the harness stored (harness.<metric>, as the adapters keep "
-            "it): per metric, how many rows agree, and the first rows that differ. Name a "
+            "it): per metric, how many rows agree, and the first rows that differ. A "
+            "request with options compares with the harness's own metric "
+            "(-m 'exact_match(ignore_case=true)' with harness.exact_match); name a "
             "metric as the harness does with an alias (-m 'em=drop_em') or map it with "
-            "--against. Exit code 0 when every row agrees, 1 when some differ."
+            "--against. The summary says which harness column each metric was compared "
+            "with. Exit code 0 when every row agrees, 1 when some differ."
         ),
         epilog="Example: evalframe rescore samples_drop_*.jsonl -m 'em=drop_em' -m 'f1=drop_f1'",
     )
@@ -911,7 +914,7 @@ def _describe_metric(text: str) -> str:
 def _run_rescore(args: argparse.Namespace) -> int:
     from evalframe.rescoring import rescore
 
-    mapping = _column_mapping(args.col)
+    mapping = _column_mapping(args.col, "rescore")
     requests = _usage(parse_requests, args.metrics)
     against = {}
     for pair in args.against:
@@ -923,11 +926,19 @@ def _run_rescore(args: argparse.Namespace) -> int:
         against[column] = target
     if not args.tolerance >= 0:
         raise UsageError(f"evalframe rescore: --tolerance {args.tolerance} must be >= 0")
+    if args.show < 0:
+        raise UsageError(f"evalframe rescore: --show {args.show} must be >= 0")
+    unknown = sorted(set(against) - {request.column for request in requests})
+    if unknown:
+        raise UsageError(
+            f"evalframe rescore: --against {', '.join(unknown)}: no requested metric column of "
+            f"that name; the columns: {', '.join(request.column for request in requests)}"
+        )
+    shaping, reading = _shaping(args), _reading(args)
     with progress(f"rescoring {len(requests)} metric(s)", args.quiet):
         found = rescore(
-            args.inputs, [request.column + "=" + request.text for request in requests],
-            against=against, tolerance=args.tolerance, columns=mapping,
-            **_shaping(args), **_reading(args),
+            args.inputs, args.metrics, against=against, tolerance=args.tolerance,
+            columns=mapping, **shaping, **reading,
         )
     _show(found.summary)
     if found.differences.height:
