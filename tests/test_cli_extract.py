@@ -159,7 +159,8 @@ def test_score_with_an_extractor_on_the_command_line(tmp_path, dump):
                "--col", "prediction=response", "--col", "gold=answer", "-o", str(scored))
     assert done.returncode == 0, err(done)
     column = "exact_match(extractor='gsm8k_answer')"
-    assert pl.read_parquet(scored)[column].to_list() == [0.0, 1.0, 0.0, None]
+    # the null response is a missing answer: scored wrong, 0.0, in the column itself
+    assert pl.read_parquet(scored)[column].to_list() == [0.0, 1.0, 0.0, 0.0]
     signatures = json.loads(pl.read_parquet_metadata(scored)["evalframe.signatures"])
     assert "|norm:none|extract:gsm8k_answer|reduce:mean|" in signatures[column]
     summary = tmp_path / "summary.csv"
