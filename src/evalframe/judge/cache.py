@@ -441,7 +441,8 @@ class JudgmentCache:
         A lone surrogate in a text is U+FFFD here (:func:`utf8_text`): Polars holds UTF-8.
         """
         rows = self._retry(lambda: [
-            (key, *(utf8_text(_from_sql(text)) for text in texts), asked, answered)
+            (key, *(utf8_text(_from_sql(text)) if isinstance(text, bytes) else text
+                    for text in texts), asked, answered)
             for key, *texts, asked, answered in self._db.execute(
                 "SELECT key, judge, prompt, reply, asked_at, answered_at FROM judgments "
                 "ORDER BY answered_at, key")])
