@@ -476,3 +476,145 @@ def test_piped_aggregate_input_errors(data, message):
     result = run("aggregate", "--by", "model", stdin=data)
     assert result.returncode == 1
     assert message in result.stderr.decode()
+
+
+#: Usage mistakes of the other commands: found before the input (a file that does not
+#: exist) is read.
+USAGE_MISTAKES = [
+    (["score", "{absent}", "-m", "exact_match", "--schema", "gold=nope"],
+     "evalframe score: --schema gold=nope: unknown type 'nope'; the types: bool"),
+    (["score", "{absent}", "-m", "exact_match", "--schema", "gold"],
+     "evalframe score: --schema expects COLUMN=TYPE, got 'gold'"),
+    (["score", "{absent}", "-m", "exact_match", "-o", "out.xlsx"],
+     "evalframe score: -o out.xlsx: unknown type of file; give a name ending in .arrow, .csv"),
+    (["score", "-", "{absent}", "-m", "exact_match"],
+     "evalframe score: give files or '-' for standard input, not both"),
+    (["aggregate", "{absent}", "-o", "summary.xlsx"], "evalframe aggregate: -o summary.xlsx:"),
+    (["aggregate", "{absent}", "-o", "-"],
+     "evalframe aggregate: -o -: this table is written to a file; standard output takes"),
+    (["aggregate", "{absent}", "--schema", "n=integer"], "evalframe aggregate: --schema n=integer"),
+    (["compare", "{absent}", "--baseline", "m1", "-o", "cmp.txt"], "evalframe compare: -o cmp.txt"),
+    (["extract", "{absent}", "-x", "boxed", "--schema", "answer=text"],
+     "evalframe extract: --schema answer=text: unknown type 'text'"),
+    (["extract", "{absent}", "-x", "boxed", "--audit", "-o", "-"], "evalframe extract: -o -:"),
+    (["power", "--variance", "-1", "--delta", "0.1"], "evalframe power: --variance -1.0 must be"),
+    (["metrics", "-o", "registry.xlsx"], "evalframe metrics: -o registry.xlsx: unknown type"),
+    (["formats", "-o", "formats.md"], "evalframe formats: -o formats.md: unknown type"),
+    (["normalizers", "-o", "n.txt"], "evalframe normalizers: -o n.txt: unknown type"),
+    (["extractors", "-o", "x.yaml"], "evalframe extractors: -o x.yaml: unknown type"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), USAGE_MISTAKES,
+                         ids=[" ".join(args[:1] + args[2:]) for args, _ in USAGE_MISTAKES])
+def test_usage_mistakes_exit_2_before_reading(tmp_path, args, message):
+    absent = str(tmp_path / "absent.jsonl")
+    result = run(*[absent if arg == "{absent}" else arg for arg in args])
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert err.startswith(message) and len(err.splitlines()) == 1
+
+
+def test_an_output_folder_that_does_not_exist_is_found_before_reading(tmp_path):
+    result = run("score", str(tmp_path / "absent.jsonl"), "-m", "exact_match",
+                 "-o", str(tmp_path / "missing" / "scored.parquet"))
+    assert result.returncode == 1
+    assert "the folder" in result.stderr.decode() and "does not exist" in result.stderr.decode()
+
+
+def test_score_reads_parquet_from_standard_input(tmp_path, dump):
+    extracted = run("extract", str(dump), "-x", "last_number", "--column", "pred", "-o", "-")
+    assert extracted.returncode == 0, extracted.stderr.decode()
+    out = tmp_path / "scored.parquet"
+    scored = run("score", "-", "-m", "squad_em", "--col", "prediction=pred",
+                 "--col", "gold=answers", "-o", str(out), "--quiet", stdin=extracted.stdout)
+    assert scored.returncode == 0, scored.stderr.decode()
+    # by hand: Paris/Paris 1, 'the Rome'/Rome 1 (SQuAD drops articles), Berlin/Paris 0, and
+    # the null prediction a missing answer, 0
+    table = pl.read_parquet(out)
+    assert table["squad_em"].to_list() == [1.0, 1.0, 0.0, 0.0]
+    assert "extracted" in table.columns
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"", "no input: standard input is empty"),
+     (b'{"prediction": "a"}\n', "standard input is not a parquet file")],
+)
+def test_score_standard_input_errors_are_one_line(data, message):
+    result = run("score", "-", "-m", "exact_match", stdin=data)
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert err.startswith(f"evalframe: error: {message}") and len(err.splitlines()) == 1
+
+
+def _closed_stdout() -> None:
+    import os
+
+    os.close(1)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-o", "-"], []],  # without -o a closed (not a terminal) stdout would get parquet
+)
+def test_a_closed_standard_output_is_a_one_line_error(tmp_path, dump, args):
+    result = subprocess.run(
+        [sys.executable, "-m", "evalframe", "score", str(dump), "-m", "squad_em", "--col",
+         "prediction=pred", "--col", "gold=answers", "--quiet", *args],
+        stdout=None, stderr=subprocess.PIPE, preexec_fn=_closed_stdout, timeout=120,
+        check=False,
+    )
+    err = result.stderr.decode()
+    assert result.returncode == 1, err
+    assert err == "evalframe: error: standard output is closed: the result cannot be written " \
+                  "(give -o FILE)\n"
+
+
+def test_a_closed_standard_output_does_not_stop_a_run_writing_a_file(tmp_path, dump):
+    out = tmp_path / "scored.parquet"
+    result = subprocess.run(
+        [sys.executable, "-m", "evalframe", "score", str(dump), "-m", "squad_em", "--col",
+         "prediction=pred", "--col", "gold=answers", "-o", str(out), "--quiet"],
+        stdout=None, stderr=subprocess.PIPE, preexec_fn=_closed_stdout, timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert pl.read_parquet(out)["squad_em"].to_list() == [1.0, 1.0, 0.0, 0.0]
+
+
+@pytest.fixture
+def wide(tmp_path) -> Path:
+    """A scored file with 120 columns of long names: a list of them is ~4,000 characters."""
+    path = tmp_path / "wide.parquet"
+    names = {f"feature_with_a_rather_long_name_{i:03d}": [0.0] for i in range(120)}
+    pl.DataFrame({"prediction": ["a"], "gold": ["a"], **names}).write_parquet(path)
+    return path
+
+
+def test_a_long_usage_message_is_one_short_line_and_whole_under_debug(wide):
+    result = run("aggregate", str(wide), "--by", "modle")
+    err = result.stderr.decode()
+    assert result.returncode == 2
+    assert err.startswith("evalframe aggregate: --by modle: no such column(s); available: ")
+    assert len(err.splitlines()) == 1 and len(err.rstrip("\n")) <= 300
+    assert err.rstrip("\n").endswith(" … (--debug shows all)")
+    debug = run("aggregate", str(wide), "--by", "modle", "--debug").stderr.decode()
+    assert "feature_with_a_rather_long_name_119" in debug and len(debug) > 4000
+
+
+def test_a_long_data_error_is_one_short_line_and_whole_under_debug(wide, tmp_path):
+    out = str(tmp_path / "o.parquet")
+    result = run("score", str(wide), "-m", "exact_match", "--col", "prediction=answer",
+                 "-o", out)
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert err.startswith(
+        "evalframe: error: role 'prediction' is mapped to column 'answer', which the input "
+        "does not have"
+    )
+    assert len(err.splitlines()) == 1 and len(err.rstrip("\n")) <= len("evalframe: error: ") + 300
+    assert "feature_with_a_rather_long_name_017" not in err
+    debug = run("score", str(wide), "-m", "exact_match", "--col", "prediction=answer", "-o", out,
+                "--debug").stderr.decode()
+    assert "Traceback" in debug and "feature_with_a_rather_long_name_017" in debug

@@ -91,19 +91,123 @@ def test_ratings_and_matrix_on_alpaca_eval(shared_data, tmp_path):
     assert "gpt4_1106_preview" in done.stdout  # the matrix
 
 
-def test_judge_usage_errors(tmp_path):
+def test_judge_without_a_subcommand_is_a_usage_error():
     done = run("judge")
-    assert done.returncode == 2
-    path = tmp_path / "p.jsonl"
-    path.write_text('{"question": "q", "answer_a": "a", "answer_b": "b"}\n')
-    done = run("judge", "pairwise", str(path), "--model", "m", "--pattern", "x", "-o",
-               str(tmp_path / "o.parquet"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+#: Option mistakes of the commands that ask a judge: each found before the input (a file
+#: that does not exist) is read, so before any judge is asked.
+ASKING_MISTAKES = [
+    (["pairwise", "--concurrency", "0"], "--concurrency 0 must be >= 1"),
+    (["pairwise", "--concurrency", "-4"], "--concurrency -4 must be >= 1"),
+    (["pairwise", "--timeout", "-3"], "--timeout -3.0 must be a finite number > 0"),
+    (["pairwise", "--timeout", "nan"], "--timeout nan must be a finite number > 0"),
+    (["pairwise", "--temperature", "-1"], "--temperature -1.0 must be a finite number >= 0"),
+    (["pairwise", "--max-retries", "-1"], "--max-retries -1 must be >= 0"),
+    (["pairwise", "--max-tokens", "0"], "--max-tokens 0 must be >= 1"),
+    (["pairwise", "--template", "{question} {answer_a} {answer_b}", "--pattern", "("],
+     "the verdict pattern '(' is not a valid regex"),
+    (["pairwise", "--template", "{answer_a} {answer_b}", "--pattern", "plain"],
+     "has 0 capture group(s)"),
+    (["pairwise", "--pattern", "(?P<first>A)"], "--pattern needs --template"),
+    (["pairwise", "--template", "{question} {answer_a}"], "has no field {answer_b}"),
+    (["pairwise", "--format", "fastchat"], "unknown pairwise judge format 'fastchat'"),
+    (["pairwise", "--col", "answer_a"], "--col expects ROLE=COLUMN, got 'answer_a'"),
+    (["pairwise", "--col", "reference=ref"], "columns= maps ['reference']"),
+    (["pairwise", "--rubric", "@absent-rubric.txt"], "--rubric @absent-rubric.txt: cannot read"),
+    (["pairwise", "--format", "mtbench", "--rubric", "Be fair."], "has no {rubric} field"),
+    (["pairwise", "--concurrency", "x"], "argument --concurrency: invalid int value: 'x'"),
+    (["grade", "--scale", "a,b"], "--scale a,b: expected LOW,HIGH"),
+    (["grade", "--scale", "7"], "--scale 7: expected LOW,HIGH"),
+    (["grade", "--scale", "10,1"], "--scale 10,1: expected LOW,HIGH, two numbers with LOW below"),
+    (["grade", "--scale", "1,inf"], "--scale 1,inf: expected LOW,HIGH"),
+    (["grade", "--format", "inspect_qa", "--scale", "0,1"], "takes no scale"),
+    (["grade", "--format", "likert"], "unknown grading format 'likert'"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), ASKING_MISTAKES,
+                         ids=[" ".join(options) for options, _ in ASKING_MISTAKES])
+def test_option_mistakes_of_pairwise_and_grade_are_usage_errors_before_reading(
+    tmp_path, options, message
+):
+    command, *rest = options
+    absent = tmp_path / "absent.jsonl"  # never read, no judge asked: the options come first
+    done = run("judge", command, str(absent), "--model", "m", "--base-url",
+               "http://127.0.0.1:9/v1", *rest, "-o", str(tmp_path / "o.parquet"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"evalframe judge {command}: ")
+    assert message in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def judged(tmp_path):
+    path = tmp_path / "judged.parquet"
+    pl.DataFrame({
+        "sample_id": [1, 2, 3], "model_a": ["x", "x", "y"], "model_b": ["y", "z", "z"],
+        "verdict_ab": ["A", "B", "tie"], "verdict_ba": ["A", "B", "tie"],
+        "outcome": ["A", "B", "tie"],
+    }).write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["classify", "--format", "fastchat"], "unknown pairwise judge format 'fastchat'"),
+        (["classify", "--verdict-ab", "g1"], "--verdict-ab g1: no such column; available: "
+         "sample_id, model_a"),
+        (["classify", "-o", "out.xlsx"], "-o out.xlsx: unknown type of file; give a name "
+         "ending in .arrow, .csv"),
+        (["report", "--policy", "lmsys"], "unknown policy 'lmsys'"),
+        (["report", "--ci", "95"], "--ci 95.0 must be strictly between 0 and 1"),
+        (["report", "--by", "model_a,judge"], "--by judge: no such column"),
+        (["report", "--cluster", "question_id"], "--cluster question_id: no such column"),
+        (["report", "-o", "-"], "-o -: this table is written to a file"),
+        (["ratings", "--anchor", "x=abc"], "--anchor x=abc: the rating 'abc' is not a finite"),
+        (["ratings", "--anchor", "x=inf"], "--anchor x=inf: the rating 'inf' is not a finite"),
+        (["ratings", "--anchor", "=1000"], "--anchor =1000: expected MODEL[=RATING]"),
+        (["ratings", "--bootstrap", "-1"], "bootstrap=-1 must be an integer >= 0"),
+        (["ratings", "--bootstrap", "1"], "bootstrap=1 gives no spread"),
+        (["ratings", "--cluster", "question_id"], "--cluster question_id: no such column"),
+        (["ratings", "-o", "ratings.xlsx"], "-o ratings.xlsx: unknown type of file"),
+    ],
+)
+def test_option_mistakes_of_classify_report_and_ratings_are_usage_errors(
+    tmp_path, judged, options, message
+):
+    command, *rest = options
+    done = run("judge", command, str(judged), *rest)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"evalframe judge {command}: ")
+    assert message in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_ratings_without_sample_id_resample_battles_and_none_says_so(tmp_path, judged):
+    # the default cluster column is used when the battles have it, and is not required
+    without = tmp_path / "battles.parquet"
+    pl.read_parquet(judged).drop("sample_id").write_parquet(without)
+    out = tmp_path / "r.csv"
+    done = run("judge", "ratings", str(without), "--bootstrap", "0", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(pl.read_csv(out)["model"].to_list()) == ["x", "y", "z"]
+
+
+def test_an_output_folder_that_does_not_exist_stops_before_the_judge_is_asked(tmp_path):
+    pytest.importorskip("openai", reason="openai is not installed")
+    from tests.judge.fake_server import FakeServer
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"question": "q", "answer_a": "a", "answer_b": "b"}\n')
+    with FakeServer() as server:
+        done = run("judge", "pairwise", str(pairs), "--model", "m", "--base-url", server.url,
+                   "-o", str(tmp_path / "missing" / "judged.parquet"))
+        assert server.requests == 0
     assert done.returncode == 1
-    assert "--pattern needs --template" in done.stderr
-    done = run("judge", "grade", str(path), "--model", "m", "--scale", "7", "-o",
-               str(tmp_path / "o.parquet"))
-    assert done.returncode == 1
-    assert "--scale expects LOW,HIGH" in done.stderr
+    assert "the folder" in done.stderr and "does not exist" in done.stderr
 
 
 @pytest.mark.parametrize("sub", ["pairwise", "grade", "classify", "report", "ratings"])
@@ -160,3 +264,70 @@ def test_pairwise_through_an_openai_compatible_server_then_a_cached_rerun(tmp_pa
     assert report.returncode == 0, report.stderr
     (row,) = json.loads((tmp_path / "r.json").read_text())
     assert (row["wins_a"], row["wins_b"], row["ties"], row["win_rate_a"]) == (1, 1, 1, 0.5)
+
+
+def test_replies_a_server_garbles_are_error_rows_and_odd_text_is_cached_as_sent(tmp_path):
+    pytest.importorskip("openai", reason="openai is not installed")
+    import sqlite3
+
+    from tests.judge.fake_server import FakeServer
+
+    whole = json.dumps({"choices": [{"message": {"role": "assistant", "content": "FIRST"}}]})
+    cut = whole[: len(whole) // 2]  # a 200 whose JSON stops halfway
+
+    def garbled(prompt: str) -> str | None:
+        return "raw:" + cut if "cut short" in prompt else None
+
+    def odd(prompt: str) -> str:
+        return "TIE \ud800"  # sent as the JSON escape "\ud800": a lone surrogate
+
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [  # the first row's prompt is the run's first request, sent alone
+        {"question": "JSON cut short?", "answer_a": "a", "answer_b": "b"},
+        {"question": "Odd text?", "answer_a": "c", "answer_b": "d"},
+    ]
+    pairs.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out, cache = tmp_path / "judged.parquet", tmp_path / "judge.sqlite"
+    with FakeServer(responder=odd, faults=garbled) as server:
+        command = [sys.executable, "-m", "evalframe", "judge", "pairwise", str(pairs),
+                   "--model", "fake", "--base-url", server.url, "--api-key-env", "NO_KEY_HERE",
+                   "--cache", str(cache), "-o", str(out)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        # by hand: row 1 asked twice (A first, B first), each garbled once, not retried;
+        # row 2 asked twice
+        assert server.requests == 4
+        assert "judged 2 row(s): 2 replies, 2 new judgment(s) cached" in done.stderr
+        assert "1 row(s) with an error" in done.stderr
+        judged = pl.read_parquet(out)
+        assert judged["outcome"].to_list() == ["error", "tie"]
+        assert "the server's reply cannot be read: JSONDecodeError" in judged["judge_error"][0]
+        assert judged["judgment_ab"].to_list() == [None, "TIE \ufffd"]  # Polars holds UTF-8
+        again = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                               check=False)
+        assert again.returncode == 0, again.stderr
+        assert server.requests == 6  # the two garbled prompts asked again, nothing else
+    assert pl.read_parquet(out).equals(judged)
+    with sqlite3.connect(cache) as db:
+        stored = [value for (value,) in db.execute("SELECT reply FROM judgments")]
+    assert [value.decode("utf-8", "surrogatepass") for value in stored] == ["TIE \ud800"] * 2
+
+
+def test_a_cache_file_of_another_program_is_a_one_line_error(tmp_path):
+    import sqlite3
+
+    cache = tmp_path / "other.sqlite"
+    with sqlite3.connect(cache) as db:
+        db.execute("CREATE TABLE judgments (id INTEGER PRIMARY KEY, verdict TEXT)")
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"question": "q", "answer_a": "a", "answer_b": "b"}\n')
+    done = run("judge", "pairwise", str(pairs), "--model", "m", "--base-url",
+               "http://127.0.0.1:9/v1", "--cache", str(cache), "-o", str(tmp_path / "o.parquet"))
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"evalframe: error: judgment cache {str(cache)!r} is not an evalframe judgment cache: "
+        "the table 'judgments' has the columns id, verdict; expected a table with the columns "
+        "key, judge, prompt"
+    )
+    assert len(done.stderr.splitlines()) == 1

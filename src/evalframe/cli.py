@@ -1,7 +1,13 @@
 """The ``evalframe`` command: score dumps, aggregate scores, extract answers, list metrics.
 
-Exit codes: 0 success, 1 a data error (one line on stderr; ``--debug`` shows the
-traceback), 2 a usage error.
+Exit codes: 0 success, 1 a data error, 2 a usage error (a command line that cannot be run
+as given: an option's value, an output file of an unknown type...; checked before any
+input is read), 130 an interrupt (Ctrl-C). An error is one line on stderr, at most
+:data:`MESSAGE_LIMIT` characters, leading with what went wrong; ``--debug`` shows the
+traceback and the whole message.
+
+An input ``-`` reads parquet from standard input, in every command that reads files
+(``evalframe extract ... | evalframe score - -m ...``), as ``aggregate`` reads it.
 
 >>> main(["metrics", "--names"])  # doctest: +ELLIPSIS
 acc
@@ -13,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
+import math
 import os
 import shutil
 import sys
@@ -33,7 +41,10 @@ from evalframe.cli_extract import add_extract_parsers, run_extract, run_extracto
 from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, without_plan
+from evalframe.io._atomic import resolve_target
+from evalframe.io._cast import DTYPE_NAMES, parse_dtype
 from evalframe.io.adapters import format_names, list_formats
+from evalframe.io.formats import WRITE_FORMATS, format_of
 from evalframe.io.join import join_metadata, key_columns
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
@@ -59,6 +70,10 @@ EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 #: 128 + the signal's number, as shells report a process ended by SIGINT / SIGPIPE.
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 STDIO = "-"
+#: The longest error or warning line shown without ``--debug``.
+MESSAGE_LIMIT = 300
+#: The commands whose ``-o -`` writes parquet to standard output.
+STDOUT_COMMANDS = ("score", "extract")
 
 
 class UsageError(Exception):
@@ -133,9 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Score a dump with evalframe's metrics and compare each metric column with the "
             "per-sample value the harness stored (harness.<metric>, as the adapters keep "
-            "it): per metric, how many rows agree, and the first rows that differ. Name a "
+            "it): per metric, how many rows agree, and the first rows that differ. A "
+            "request with options compares with the harness's own metric "
+            "(-m 'exact_match(ignore_case=true)' with harness.exact_match); name a "
             "metric as the harness does with an alias (-m 'em=drop_em') or map it with "
-            "--against. Exit code 0 when every row agrees, 1 when some differ."
+            "--against. The summary says which harness column each metric was compared "
+            "with. Exit code 0 when every row agrees, 1 when some differ."
         ),
         epilog="Example: evalframe rescore samples_drop_*.jsonl -m 'em=drop_em' -m 'f1=drop_f1'",
     )
@@ -397,7 +415,16 @@ def _reading(args: argparse.Namespace) -> dict:
     for pair in args.schema:
         column, sep, dtype = pair.partition("=")
         if not sep or not column or not dtype:
-            raise UsageError(f"evalframe: --schema expects COLUMN=TYPE, got {pair!r}")
+            raise UsageError(
+                f"evalframe {args.command}: --schema expects COLUMN=TYPE, got {pair!r}"
+            )
+        try:
+            parse_dtype(dtype, column)
+        except EvalframeError:
+            raise UsageError(
+                f"evalframe {args.command}: --schema {pair}: unknown type {dtype!r}; the types: "
+                f"{', '.join(sorted(DTYPE_NAMES))}, or list[TYPE]"
+            ) from None
         schema[column] = dtype
     return {"schema": schema or None, "csv_empty": args.csv_empty}
 
@@ -456,15 +483,15 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _column_mapping(pairs: Sequence[str]) -> dict[str, str]:
+def _column_mapping(pairs: Sequence[str], command: str = "score") -> dict[str, str]:
     mapping: dict[str, str] = {}
     for pair in pairs:
         role, sep, column = pair.partition("=")
         if not sep or not role or not column:
-            raise UsageError(f"evalframe score: --col expects ROLE=COLUMN, got {pair!r}")
+            raise UsageError(f"evalframe {command}: --col expects ROLE=COLUMN, got {pair!r}")
         if role not in ROLES:
             raise UsageError(
-                f"evalframe score: --col {pair!r}: unknown role {role!r}; "
+                f"evalframe {command}: --col {pair!r}: unknown role {role!r}; "
                 f"known roles: {', '.join(ROLES)}"
             )
         mapping[role] = column
@@ -502,36 +529,49 @@ def progress(label: str, quiet: bool) -> Iterator[None]:
 
 
 @contextmanager
-def _stdin_parquet() -> Iterator[tuple[pl.LazyFrame, dict[str, str], dict[str, str]]]:
-    """Scored parquet piped on standard input, as a scan of a temporary copy.
+def _spooled_stdin(command: str) -> Iterator[str]:
+    """Parquet piped on standard input, copied to a temporary file named ``stdin.parquet``.
 
-    Standard input is copied to a temporary file in blocks and scanned like a file
-    given by name (so reading it holds no more than reading that file would, not the
-    whole input at once); the copy is deleted when the block ends.
+    Standard input is copied in blocks (reading the copy holds no more than reading a
+    file given by name would, not the whole input at once) and checked to be parquet; the
+    copy and its folder are deleted when the block ends.
     """
-    if sys.stdin.isatty():
+    if sys.stdin is None or sys.stdin.isatty():
         raise UsageError(
-            "evalframe aggregate: no input; give scored files, or pipe 'evalframe score' into it"
+            f"evalframe {command}: no input on standard input; give files, or pipe parquet "
+            "into it (from 'evalframe score' or 'evalframe extract')"
         )
-    descriptor, path = tempfile.mkstemp(prefix="evalframe-stdin-", suffix=".parquet")
+    folder = tempfile.mkdtemp(prefix="evalframe-stdin-")
+    path = os.path.join(folder, "stdin.parquet")
     try:
-        with os.fdopen(descriptor, "wb") as handle:
+        with open(path, "wb") as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle, _SPOOL_BLOCK)
             size = handle.tell()
         if not size:
             raise EvalframeError(
-                "no input: standard input is empty (give scored files or pipe one)"
+                "no input: standard input is empty (give files or pipe parquet into it)"
             )
         try:
-            metadata = pl.read_parquet_metadata(path)
-            frame = pl.scan_parquet(path)
+            pl.read_parquet_schema(path)
+        except (OSError, pl.exceptions.PolarsError) as error:
+            raise EvalframeError(f"standard input is not a parquet file: {error}") from error
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def _stdin_parquet() -> Iterator[tuple[pl.LazyFrame, dict[str, str], dict[str, str]]]:
+    """Scored parquet piped on standard input, as a scan of a temporary copy
+    (:func:`_spooled_stdin`)."""
+    with _spooled_stdin("aggregate") as path:
+        metadata = pl.read_parquet_metadata(path)
+        frame = pl.scan_parquet(path)
+        try:
             frame.collect_schema()
         except (OSError, pl.exceptions.PolarsError) as error:
             raise EvalframeError(f"standard input is not a parquet file: {error}") from error
         yield frame, decode_metadata(metadata), decode_metadata(metadata, ROLES_KEY)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 #: Bytes copied at a time from standard input to its temporary file.
@@ -559,11 +599,12 @@ def _run_score(args: argparse.Namespace) -> int:
     output = args.output
     if output is None and not sys.stdout.isatty():
         output = STDIO
+    stdout = sys.stdout.buffer if output == STDIO else None  # a closed one fails here, first
     with progress(f"scoring {len(planned)} metric(s)", args.quiet):
-        if output == STDIO:
+        if stdout is not None:
             buffer = io.BytesIO()
             collect(scored).write_parquet(buffer, metadata=metadata)
-            sys.stdout.buffer.write(buffer.getvalue())
+            stdout.write(buffer.getvalue())
             sys.stdout.flush()
         elif output is None:  # the record of the scoring is for programs, not the terminal
             _show(collect(scored).drop(CONTRACT_COLUMN))
@@ -591,12 +632,13 @@ def _check_aggregate_options(args: argparse.Namespace) -> None:
 
 def _run_aggregate(args: argparse.Namespace) -> int:
     _check_aggregate_options(args)
+    reading = _reading(args)
     inputs = [path for path in args.inputs if path != STDIO]
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
     if inputs:
         paths = expand_paths(inputs)
-        frame, recorded = scan(inputs, **_reading(args)), recorded_metrics(paths)
+        frame, recorded = scan(inputs, **reading), recorded_metrics(paths)
         return _aggregate_frame(args, frame, recorded, recorded_mapping(paths))
     with _stdin_parquet() as (frame, recorded, roles):
         return _aggregate_frame(args, frame, recorded, roles)
@@ -647,7 +689,7 @@ def _aggregate_frame(
         "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
         "missing": args.missing, "interval": args.interval, "stderr": args.stderr,
         "cluster": False if args.no_cluster else args.cluster,
-        "columns": {**roles, **_column_mapping(args.col)},
+        "columns": {**roles, **_column_mapping(args.col, "aggregate")},
     }
     with progress("aggregating", args.quiet):
         table = aggregate(frame, by=keys, metrics=names, keep_empty=True, **options)
@@ -762,6 +804,8 @@ def _run_power(args: argparse.Namespace) -> int:
     if args.variance is not None:
         if args.inputs:
             raise UsageError("evalframe power: give scored files or --variance, not both")
+        if not (math.isfinite(args.variance) and args.variance > 0):
+            raise UsageError(f"evalframe power: --variance {args.variance} must be a number > 0")
         variance, questions = args.variance, None
         lines = [f"variance of one question's paired difference: {variance:.6g} (given)"]
     else:
@@ -870,7 +914,7 @@ def _describe_metric(text: str) -> str:
 def _run_rescore(args: argparse.Namespace) -> int:
     from evalframe.rescoring import rescore
 
-    mapping = _column_mapping(args.col)
+    mapping = _column_mapping(args.col, "rescore")
     requests = _usage(parse_requests, args.metrics)
     against = {}
     for pair in args.against:
@@ -882,11 +926,19 @@ def _run_rescore(args: argparse.Namespace) -> int:
         against[column] = target
     if not args.tolerance >= 0:
         raise UsageError(f"evalframe rescore: --tolerance {args.tolerance} must be >= 0")
+    if args.show < 0:
+        raise UsageError(f"evalframe rescore: --show {args.show} must be >= 0")
+    unknown = sorted(set(against) - {request.column for request in requests})
+    if unknown:
+        raise UsageError(
+            f"evalframe rescore: --against {', '.join(unknown)}: no requested metric column of "
+            f"that name; the columns: {', '.join(request.column for request in requests)}"
+        )
+    shaping, reading = _shaping(args), _reading(args)
     with progress(f"rescoring {len(requests)} metric(s)", args.quiet):
         found = rescore(
-            args.inputs, [request.column + "=" + request.text for request in requests],
-            against=against, tolerance=args.tolerance, columns=mapping,
-            **_shaping(args), **_reading(args),
+            args.inputs, args.metrics, against=against, tolerance=args.tolerance,
+            columns=mapping, **shaping, **reading,
         )
     _show(found.summary)
     if found.differences.height:
@@ -935,13 +987,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    _standard_streams()
     try:
         args = build_parser().parse_args(argv)
-        with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+        _check_output(args)
+        with warnings.catch_warnings(), _standard_input(args):
+            warnings.showwarning = functools.partial(_show_warning, debug=debug)
             return COMMANDS[args.command](args)
     except UsageError as error:
-        sys.stderr.write(f"{error}\n")
+        sys.stderr.write(f"{short_message(str(error), debug)}\n")
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader of our output went away (`| head`): nothing more to say to it.
@@ -955,16 +1009,133 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EvalframeError, OSError, pl.exceptions.PolarsError) as error:
         if debug:
             traceback.print_exc()
-        text = without_plan(error).strip().splitlines()
-        sys.stderr.write(f"evalframe: error: {text[0] if text else type(error).__name__}\n")
+        text = short_message(without_plan(error), debug) or type(error).__name__
+        sys.stderr.write(f"evalframe: error: {text}\n")
         return EXIT_DATA
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning on the command line: one line on stderr, without the source line."""
-    sys.stderr.write(f"evalframe: warning: {message}\n")
+def short_message(text: str, whole: bool = False, limit: int = MESSAGE_LIMIT) -> str:
+    """An error or warning as the command line shows it: its first line, at most ``limit``
+    characters, cut after the last clause that fits; ``whole``: every line, uncut (--debug).
+
+    A message leads with what went wrong; lists of what is available come after it.
+
+    >>> short_message("bad row\\nmore about it")
+    'bad row'
+    >>> columns = ", ".join(f"c{i}" for i in range(900))
+    >>> short_message(f"no column 'x'; available: {columns}", limit=60)
+    "no column 'x'; available: c0, c1, c2 … (--debug shows all)"
+    >>> short_message("x" * 80, limit=40)  # 40 - 22 characters of the tail
+    'xxxxxxxxxxxxxxxxxx … (--debug shows all)'
+    """
+    text = text.strip()
+    if whole:
+        return text
+    first = text.splitlines()[0].strip() if text else ""
+    if len(first) <= limit:
+        return first
+    tail = " … (--debug shows all)"
+    room = first[: limit - len(tail)]
+    cut = max(room.rfind(mark) for mark in ("; ", ", ", ". ", " ("))
+    return (room[:cut] if cut > len(room) // 2 else room).rstrip(" ,;.") + tail
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None, *,
+                  debug: bool = False) -> None:
+    """A warning on the command line: one short line on stderr, without the source line."""
+    sys.stderr.write(f"evalframe: warning: {short_message(str(message), debug)}\n")
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output of a process started without one (``>&-``): nothing can be written
+    there, so a command that must write its result there fails with a one-line error."""
+
+    message = "standard output is closed: the result cannot be written (give -o FILE)"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise EvalframeError(self.message)
+
+    @property
+    def buffer(self) -> io.BufferedIOBase:
+        raise EvalframeError(self.message)
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _standard_streams() -> None:
+    """Stand-ins for the standard streams a process was started without (``>&-``).
+
+    File descriptors 0 to 2 are held on ``/dev/null``, so no file this run opens (an
+    output, the judgment cache) takes their numbers and receives what is meant for them;
+    a missing standard output refuses writes (:class:`_ClosedOutput`), a missing standard
+    error swallows messages (the exit code still tells).
+    """
+    for number, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(number)
+            continue
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != number:
+                os.dup2(held, number)
+                os.close(held)
+        if name == "stdin":
+            sys.stdin = None  # type: ignore[assignment]
+        elif name == "stdout":
+            sys.stdout = _ClosedOutput()
+        else:
+            sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    """The output file of ``-o``, before any input is read or any judge asked: a type that
+    cannot be written is a usage error; a folder that does not exist, a data error."""
+    output = getattr(args, "output", None)
+    if output is None:
+        return
+    command = " ".join(filter(None, (args.command, getattr(args, "judge_command", None))))
+    if output == STDIO:
+        if args.command in STDOUT_COMMANDS and not getattr(args, "audit", False):
+            if isinstance(sys.stdout, _ClosedOutput):
+                raise EvalframeError(_ClosedOutput.message)
+            return
+        raise UsageError(
+            f"evalframe {command}: -o -: this table is written to a file; standard output "
+            "takes the parquet of 'score' and 'extract' only"
+        )
+    try:
+        format_of(output, WRITE_FORMATS, "write")
+    except EvalframeError:
+        raise UsageError(
+            f"evalframe {command}: -o {output}: unknown type of file; give a name ending in "
+            f"{', '.join(sorted(WRITE_FORMATS))}"
+        ) from None
+    resolve_target(output, output)
+
+
+@contextmanager
+def _standard_input(args: argparse.Namespace) -> Iterator[None]:
+    """An input ``-`` (parquet on standard input) read as a file: ``args.inputs`` names a
+    temporary copy while the command runs (``aggregate`` reads it its own way)."""
+    inputs = getattr(args, "inputs", None) or []
+    if STDIO not in inputs or args.command == "aggregate":
+        yield
+        return
+    if len(inputs) > 1:
+        raise UsageError(
+            f"evalframe {args.command}: give files or '-' for standard input, not both"
+        )
+    with _spooled_stdin(args.command) as path:
+        args.inputs = [str(path)]
+        yield
 
 
 def _silence_stdout() -> None:

@@ -169,14 +169,15 @@ def _run_answers(args: argparse.Namespace, frame: pl.LazyFrame) -> int:
     output = args.output
     if output is None and not sys.stdout.isatty():
         output = cli.STDIO
+    stdout = sys.stdout.buffer if output == cli.STDIO else None  # a closed one fails first
     with cli.progress(f"extracting with {len(args.extractors)} extractor(s)", args.quiet):
         result = extracted.collect()
-        if output == cli.STDIO:
+        if stdout is not None:
             import io
 
             buffer = io.BytesIO()
             result.write_parquet(buffer)
-            sys.stdout.buffer.write(buffer.getvalue())
+            stdout.write(buffer.getvalue())
             sys.stdout.flush()
         elif output is None:
             cli._show(result)

@@ -1,11 +1,17 @@
 """The ``evalframe judge`` commands: pairwise and pointwise judging, reports, ratings.
 
-The commands compose :mod:`evalframe.judge`; they compute nothing themselves.
+The commands compose :mod:`evalframe.judge`; they compute nothing themselves. Every option
+is checked before any input is read or any judge asked: a value that cannot be used (a
+concurrency of 0, a regex that does not compile, a scale that is not two numbers, an
+unknown format or policy) is a usage error (exit code 2), as a column named on the
+command line that the input lacks (--by, --cluster, --verdict-ab); a judge that cannot
+answer, or input that cannot be judged, is a data error (exit code 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -17,6 +23,9 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.io.load import scan
 from evalframe.io.save import save
+
+#: The concurrency of an OpenAI-compatible judge without --concurrency.
+DEFAULT_CONCURRENCY = 8
 
 #: Where each judge command's help comes from.
 EXAMPLES = {
@@ -124,8 +133,9 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     ratings.add_argument("--anchor", metavar="MODEL[=RATING]", help="the model fixed at a rating")
     ratings.add_argument("--bootstrap", type=int, default=1000, metavar="B")
     ratings.add_argument("--seed", type=int, default=0)
-    ratings.add_argument("--cluster", default="sample_id", metavar="COLUMN",
-                         help="resample by this column (questions); 'none' for battles")
+    ratings.add_argument("--cluster", metavar="COLUMN",
+                         help="resample by this column (questions; default: sample_id when "
+                         "the battles have it); 'none' for battles")
     ratings.add_argument("--matrix", action="store_true", help="also show the win-rate matrix")
     ratings.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     ratings.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -149,61 +159,195 @@ def _add_judge_model(parser: argparse.ArgumentParser) -> None:
 
 def run_judge(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
     """Run ``evalframe judge SUBCOMMAND``; return the exit code."""
-    from evalframe import judge as J
-
     command = args.judge_command
     if command in ("pairwise", "grade"):
-        frame = scan(args.inputs).collect()
-        model = J.OpenAIJudge(
-            args.model, base_url=args.base_url, api_key_env=args.api_key_env,
-            temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed,
-            timeout=args.timeout, max_retries=args.max_retries,
-        )
-        options: dict[str, Any] = {
-            "rubric": _text(args.rubric), "columns": _mapping(args.col), "cache": args.cache,
-            "concurrency": args.concurrency, "quiet": args.quiet,
-        }
-        template = _text(args.template)
-        before = _cached_count(args.cache)
-        if command == "pairwise":
-            if args.pattern:
-                if template is None:
-                    raise EvalframeError("--pattern needs --template (the prompt it parses)")
-                layout: Any = J.custom_format(template, args.pattern)
-                template = None
-            else:
-                layout = args.format
-            result = J.pairwise(frame, model, format=layout, template=template, **options)
-        else:
-            result = J.grade(
-                frame, model, format=args.format, template=template,
-                scale=_scale(args.scale), **options,
-            )
-        save(result, args.output)
-        if not args.quiet:
-            sys.stderr.write(_summary(result, command, before, _cached_count(args.cache)) + "\n")
-        return 0
+        return _run_asking(args, command)
     if command == "classify":
-        frame = scan(args.inputs).collect()
-        result = J.classify(
-            frame, verdict_ab=args.verdict_ab, verdict_ba=args.verdict_ba, format=args.format
-        )
-        _emit(result, args.output, show)
-        return 0
+        return _run_classify(args, show)
     if command == "report":
-        by = [key.strip() for key in args.by.split(",") if key.strip()] or None
-        table = J.report(
-            scan(args.inputs).collect(), by=by, policy=args.policy, ci=args.ci,
-            cluster=args.cluster,
+        return _run_report(args, show)
+    return _run_ratings(args, show)
+
+
+def _usage_error(message: str) -> Exception:
+    """A usage error of ``evalframe judge`` (exit code 2)."""
+    from evalframe.cli import UsageError
+
+    return UsageError(message)
+
+
+def _checked(command: str, check: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a check of the command line: its EvalframeError is a usage error."""
+    try:
+        return check(*args, **kwargs)
+    except EvalframeError as error:
+        raise _usage_error(f"evalframe judge {command}: {error}") from error
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    """The OpenAI-compatible judge of the command line (its settings checked)."""
+    from evalframe.judge.backends import JudgeUnavailable, OpenAIJudge
+
+    if args.concurrency is not None and args.concurrency < 1:
+        raise _usage_error(
+            f"evalframe judge {args.judge_command}: --concurrency {args.concurrency} must be "
+            ">= 1 (requests in flight at once)"
         )
-        _emit(table, args.output, show)
-        return 0
-    battles = scan(args.inputs).collect()
-    anchor: Any = None
-    if args.anchor:
-        name, sep, rating = args.anchor.partition("=")
-        anchor = (name, float(rating)) if sep else name
-    cluster = None if args.cluster.lower() == "none" else args.cluster
+    for option, value, low in (("--timeout", args.timeout, "> 0"),
+                               ("--temperature", args.temperature, ">= 0")):
+        if not (math.isfinite(value) and (value > 0 if low == "> 0" else value >= 0)):
+            raise _usage_error(
+                f"evalframe judge {args.judge_command}: {option} {value} must be a finite "
+                f"number {low}"
+            )
+    for option, value, low in (("--max-retries", args.max_retries, 0),
+                               ("--max-tokens", args.max_tokens, 1)):
+        if value < low:
+            raise _usage_error(
+                f"evalframe judge {args.judge_command}: {option} {value} must be >= {low}"
+            )
+    settings = {
+        "base_url": args.base_url, "api_key_env": args.api_key_env,
+        "temperature": args.temperature, "max_tokens": args.max_tokens, "seed": args.seed,
+        "timeout": args.timeout, "max_retries": args.max_retries,
+        "concurrency": args.concurrency or DEFAULT_CONCURRENCY,
+    }
+    try:
+        return OpenAIJudge(args.model, **settings)
+    except JudgeUnavailable:  # the openai package is missing: not the command line's fault
+        raise
+    except EvalframeError as error:
+        raise _usage_error(f"evalframe judge {args.judge_command}: {error}") from error
+
+
+def _run_asking(args: argparse.Namespace, command: str) -> int:
+    """``judge pairwise`` and ``judge grade``: every option checked, then the judge asked."""
+    from evalframe import judge as J
+    from evalframe.judge.grade import grade_prompt
+    from evalframe.judge.pairwise import pairwise_prompt
+
+    model = _judge(args)
+    rubric = _text(args.rubric, "--rubric", command)
+    template = _text(args.template, "--template", command)
+    columns = _mapping(args.col, command)
+    if command == "pairwise":
+        layout: Any = args.format
+        if args.pattern:
+            if template is None:
+                raise _usage_error(
+                    "evalframe judge pairwise: --pattern needs --template (the prompt whose "
+                    "replies it reads)"
+                )
+            layout = _checked(command, J.custom_format, template, args.pattern)
+            template = None
+        _checked(command, pairwise_prompt, format=layout, template=template, rubric=rubric,
+                 columns=columns)
+    else:
+        scale = _scale(args.scale)
+        _checked(command, grade_prompt, format=args.format, template=template, scale=scale,
+                 rubric=rubric, columns=columns)
+    frame = scan(args.inputs).collect()
+    options: dict[str, Any] = {
+        "rubric": rubric, "columns": columns, "cache": args.cache,
+        "concurrency": args.concurrency, "quiet": args.quiet,
+    }
+    before = _cached_count(args.cache)
+    if command == "pairwise":
+        result = J.pairwise(frame, model, format=layout, template=template, **options)
+    else:
+        result = J.grade(frame, model, format=args.format, template=template, scale=scale,
+                         **options)
+    save(result, args.output)
+    if not args.quiet:
+        sys.stderr.write(_summary(result, command, before, _cached_count(args.cache)) + "\n")
+    return 0
+
+
+def _columns_present(
+    frame: pl.LazyFrame, named: list[tuple[str, str | None]], command: str
+) -> None:
+    """Columns named on the command line (option, column) that the input must have."""
+    schema = frame.collect_schema()
+    for option, column in named:
+        if column is not None and column not in schema:
+            raise _usage_error(
+                f"evalframe judge {command}: {option} {column}: no such column; available: "
+                f"{', '.join(schema)}"
+            )
+
+
+def _run_classify(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
+    from evalframe import judge as J
+    from evalframe.judge.formats import resolve_format
+
+    if args.format is not None:
+        _checked("classify", resolve_format, args.format)
+    frame = scan(args.inputs)
+    _columns_present(frame, [("--verdict-ab", args.verdict_ab),
+                             ("--verdict-ba", args.verdict_ba)], "classify")
+    result = J.classify(
+        frame.collect(), verdict_ab=args.verdict_ab, verdict_ba=args.verdict_ba,
+        format=args.format,
+    )
+    _emit(result, args.output, show)
+    return 0
+
+
+def _run_report(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
+    from evalframe import judge as J
+    from evalframe.judge.policies import resolve_policy
+
+    _checked("report", resolve_policy, args.policy)
+    if not 0 < args.ci < 1:
+        raise _usage_error(f"evalframe judge report: --ci {args.ci} must be strictly between "
+                           "0 and 1")
+    by = [key.strip() for key in args.by.split(",") if key.strip()]
+    frame = scan(args.inputs)
+    _columns_present(frame, [*(("--by", key) for key in by), ("--cluster", args.cluster)],
+                     "report")
+    table = J.report(
+        frame.collect(), by=by or None, policy=args.policy, ci=args.ci, cluster=args.cluster,
+    )
+    _emit(table, args.output, show)
+    return 0
+
+
+def _anchor(text: str | None) -> str | tuple[str, float] | None:
+    """``--anchor MODEL[=RATING]``: a model name, or a model and a finite rating."""
+    if text is None:
+        return None
+    name, sep, rating = text.partition("=")
+    if not name:
+        raise _usage_error(f"evalframe judge ratings: --anchor {text}: expected MODEL[=RATING]")
+    if not sep:
+        return name
+    try:
+        value = float(rating)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise _usage_error(
+            f"evalframe judge ratings: --anchor {text}: the rating {rating!r} is not a finite "
+            "number; expected MODEL[=RATING], e.g. gpt-4=1000"
+        )
+    return name, value
+
+
+def _run_ratings(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
+    from evalframe import judge as J
+    from evalframe.judge.ratings import _check_numbers
+
+    anchor = _anchor(args.anchor)
+    _checked("ratings", _check_numbers, 400, 10, 1000, args.bootstrap, args.seed, 0.95)
+    frame = scan(args.inputs)
+    if args.cluster is None:
+        cluster: str | None = "sample_id"  # when the battles have it
+    elif args.cluster.lower() == "none":
+        cluster = None
+    else:
+        cluster = args.cluster
+        _columns_present(frame, [("--cluster", cluster)], "ratings")
+    battles = frame.collect()
     table = J.ratings(
         battles, anchor=anchor, bootstrap=args.bootstrap, seed=args.seed, cluster=cluster
     )
@@ -243,34 +387,45 @@ def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame]
         show(table)
 
 
-def _text(value: str | None) -> str | None:
+def _text(value: str | None, option: str, command: str) -> str | None:
     """A command-line text, or the content of the file named after ``@``."""
     if value is None or not value.startswith("@"):
         return value
     path = Path(os.path.expanduser(value[1:]))
     try:
         return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise EvalframeError(f"cannot read {str(path)!r}: {error.strerror or error}") from error
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise _usage_error(
+            f"evalframe judge {command}: {option} {value}: cannot read {str(path)!r}: {reason}"
+        ) from error
 
 
-def _mapping(pairs: list[str]) -> dict[str, str] | None:
+def _mapping(pairs: list[str], command: str) -> dict[str, str] | None:
     mapping = {}
     for pair in pairs:
         role, sep, column = pair.partition("=")
         if not sep or not role or not column:
-            raise EvalframeError(f"--col expects ROLE=COLUMN, got {pair!r}")
+            raise _usage_error(f"evalframe judge {command}: --col expects ROLE=COLUMN, got "
+                               f"{pair!r}")
         mapping[role] = column
     return mapping or None
 
 
 def _scale(text: str | None) -> tuple[float, float] | None:
+    """``--scale LOW,HIGH`` as two finite numbers, ``LOW < HIGH``."""
     if text is None:
         return None
     low, sep, high = text.partition(",")
     try:
         if not sep:
             raise ValueError(text)
-        return float(low), float(high)
-    except ValueError as error:
-        raise EvalframeError(f"--scale expects LOW,HIGH, got {text!r}") from error
+        bounds = float(low), float(high)
+    except ValueError:
+        bounds = math.nan, math.nan
+    if not (math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]):
+        raise _usage_error(
+            f"evalframe judge grade: --scale {text}: expected LOW,HIGH, two numbers with LOW "
+            "below HIGH (e.g. 1,10)"
+        )
+    return bounds

@@ -16,16 +16,33 @@ import polars as pl
 from evalframe.engine import Metrics, collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source
-from evalframe.metrics.request import parse_requests
+from evalframe.metrics.request import MetricRequest, parse_requests
 from evalframe.scored import missing_column
 
-__all__ = ["HARNESS_PREFIX", "Rescore", "rescore"]
+__all__ = ["HARNESS_PREFIX", "Rescore", "harness_column", "rescore"]
 
 #: The prefix adapters give a harness's own per-sample metric values.
 HARNESS_PREFIX = "harness."
 
 #: Columns that say which row a difference is on, shown when the dump has them.
 KEYS = ("task", "model", "filter", "sample_id", "epoch", "id")
+
+
+def harness_column(request: MetricRequest) -> str:
+    """The harness column a metric request is compared with by default.
+
+    ``harness.<alias>`` when the request names its column (an alias, or the key of a
+    mapping), else ``harness.<metric name>``: a request with options and no alias
+    (``exact_match(ignore_case=true)``) is the task's own metric with its options.
+
+    >>> from evalframe.metrics.request import parse_request
+    >>> [harness_column(parse_request(text)) for text in
+    ...  ["acc", "pass@10", "em=drop_em", "exact_match(ignore_case=true)"]]
+    ['harness.acc', 'harness.pass@10', 'harness.em', 'harness.exact_match']
+    """
+    # an alias never holds '(' (the request syntax); a column that does is the request itself
+    named = "(" not in request.column
+    return HARNESS_PREFIX + (request.column if named else request.name)
 
 
 @dataclass(frozen=True)
@@ -35,7 +52,8 @@ class Rescore:
     Attributes
     ----------
     summary
-        One row per metric: ``metric``, ``against`` (the harness column), ``n`` rows,
+        One row per metric: ``metric`` (the column scored), ``request`` (the metric and its
+        options), ``against`` (the harness column it was compared with), ``n`` rows,
         ``n_agree``, ``n_differ``, ``n_null_evalframe`` / ``n_null_harness`` (rows one side
         left null and the other did not: counted in ``n_differ`` too), ``max_abs_difference``.
     differences
@@ -66,9 +84,13 @@ def rescore(
 ) -> Rescore:
     """Score ``source`` with ``metrics`` and compare each metric with the harness's values.
 
-    Each metric column is compared with ``harness.<column>`` unless ``against`` maps it to
-    another column (``{"squad_em": "harness.em"}``); name a metric as the harness does with an
-    alias (``"exact_match=drop_em"``). Two values agree when both are null, both NaN, or they
+    Each metric is compared with the harness column :func:`harness_column` names:
+    ``harness.<alias>`` for a request with an alias (name a metric as the harness does:
+    ``"em=drop_em"``), else ``harness.<metric name>``, options or not
+    (``"exact_match(ignore_case=true)"`` with ``harness.exact_match``: the task's own options
+    are the usual case); ``against`` maps a metric column to another one
+    (``{"squad_em": "harness.em"}``). The summary says which column each was compared with.
+    Two values agree when both are null, both NaN, or they
     differ by at most ``tolerance`` (0: bit for bit). Harness booleans read as 1.0 / 0.0. A
     missing answer (a null prediction: scored wrong, see :mod:`evalframe.scored`) agrees with
     the harness's null or with its score.
@@ -85,6 +107,9 @@ def rescore(
     [('exact_match', 3, 2, 1)]
     >>> found.differences.select("row", "evalframe", "harness").rows()
     [(2, 0.0, 1.0)]
+    >>> rescore(dump, ["exact_match(ignore_case=true)"]).summary.select(
+    ...     "request", "against", "n_agree").rows()
+    [('exact_match(ignore_case=true)', 'harness.exact_match', 2)]
     """
     requests = parse_requests(metrics)
     if not isinstance(tolerance, int | float) or not tolerance >= 0:
@@ -99,7 +124,7 @@ def rescore(
     frame = prepare_input(source, columns=columns, **reading)  # type: ignore[arg-type]
     schema = frame.collect_schema()
     for request in requests:
-        target = targets.setdefault(request.column, HARNESS_PREFIX + request.column)
+        target = targets.setdefault(request.column, harness_column(request))
         if target not in schema:
             stored = [name for name in schema if name.startswith(HARNESS_PREFIX)]
             raise EvalframeError(
@@ -144,6 +169,7 @@ def rescore(
         summaries.append(
             {
                 "metric": request.column,
+                "request": request.text,
                 "against": targets[request.column],
                 "n": compared.height,
                 "n_agree": compared.height - differ.height,
@@ -162,8 +188,9 @@ def rescore(
     summary = pl.DataFrame(
         summaries,
         schema={
-            "metric": pl.String, "against": pl.String, "n": pl.UInt32, "n_agree": pl.UInt32,
-            "n_differ": pl.UInt32, "n_null_evalframe": pl.UInt32, "n_null_harness": pl.UInt32,
+            "metric": pl.String, "request": pl.String, "against": pl.String, "n": pl.UInt32,
+            "n_agree": pl.UInt32, "n_differ": pl.UInt32, "n_null_evalframe": pl.UInt32,
+            "n_null_harness": pl.UInt32,
             "max_abs_difference": pl.Float64,
         },
     )

@@ -16,6 +16,9 @@ fault                     what the server does for that request
 ``"drop"``                closes the connection without a reply
 ``"nonjson"``             HTTP 200 whose body is not JSON
 ``"nofields"``            HTTP 200 with JSON that has no ``choices``
+``"raw:BODY"``            HTTP 200, ``Content-Type: application/json``, whose body is ``BODY``
+                          as it is, UTF-8 (JSON cut short, any shape; ``"\udcff"`` sends the
+                          byte 0xff, as Python's ``surrogateescape`` error handler writes it)
 ========================  ==================================================================
 
 The server is bounded: it answers at most ``max_requests`` requests (later ones get a
@@ -71,6 +74,9 @@ class FakeServer:
         When given, a request whose bearer token differs gets HTTP 401.
     responder : callable or None
         ``prompt -> reply text``; :func:`reply_for` by default.
+    faults : callable or None
+        ``prompt -> fault or None``, for a request whose prompt has no injected fault
+        pending (a fault for prompts a test cannot spell out, as a template renders them).
     max_requests : int
         Requests answered before the server refuses every further one.
     lifetime : float
@@ -85,6 +91,7 @@ class FakeServer:
         delay: float = 0.0,
         api_key: str | None = None,
         responder: Callable[[str], str] | None = None,
+        faults: Callable[[str], str | None] | None = None,
         max_requests: int = 50_000,
         lifetime: float = 300.0,
         port: int = 0,
@@ -92,6 +99,7 @@ class FakeServer:
         self.delay = delay
         self.api_key = api_key
         self.responder = responder or reply_for
+        self.faults = faults
         self.max_requests = max_requests
         self.lifetime = lifetime
         self._lock = threading.Lock()
@@ -169,6 +177,8 @@ class FakeServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             queue = self._faults.get(prompt)
             fault = queue.popleft() if queue else None
+            if fault is None and self.faults is not None:
+                fault = self.faults(prompt)
             return fault, self.requests > self.max_requests
 
     def _end(self) -> None:
@@ -268,6 +278,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 return
             if kind == "nonjson":
                 self._send(200, b"<html>upstream proxy error</html>", content_type="text/html")
+                return
+            if kind == "raw":
+                self._send(200, argument.encode("utf-8", "surrogateescape"))
                 return
             if kind == "nofields":
                 self._send(200, json.dumps({"id": "chatcmpl-fake", "object": "x"}).encode())

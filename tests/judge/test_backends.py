@@ -119,6 +119,48 @@ def test_garbage_replies_become_errors_and_are_not_retried(server):
     assert replies.stats.errors == 2 and replies.stats.answered == 1
 
 
+def hostile_bodies() -> dict[str, tuple[str, str | None, str | None]]:
+    """Prompt -> (a 200 body, the reply expected, a part of the error expected)."""
+    import json
+
+    whole = json.dumps({"choices": [{"message": {"role": "assistant", "content": "FIRST"}}]})
+    return {
+        # the body cut in half: the client cannot decode it
+        "cut": (whole[: len(whole) // 2], None, "cannot be read: JSONDecodeError"),
+        "empty": ("", None, "cannot be read: JSONDecodeError"),
+        # the byte 0xff is not UTF-8
+        "bytes": ('{"choices": [{"message": {"content": "x \udcff"}}]}', None,
+                  "cannot be read: UnicodeDecodeError"),
+        "extra": (whole + "}", None, "cannot be read: JSONDecodeError"),
+        "null": ("null", None, "no choices"),
+        "list": ("[1, 2]", None, "no choices"),
+        "object": ('{"choices": {"0": {"message": {"content": "FIRST"}}}}', None, "no choices"),
+        "strings": ('{"choices": ["FIRST"]}', None, "no message content"),
+        "number": ('{"choices": [{"message": {"content": 5}}]}', None, "no message content"),
+        # JSON may escape any code point, a lone surrogate too: it is text, kept as sent
+        "surrogate": ('{"choices": [{"message": {"content": "FIRST \\ud800"}}]}',
+                      "FIRST \ud800", None),
+        "nul": ('{"choices": [{"message": {"content": "a\\u0000b"}}]}', "a\x00b", None),
+    }
+
+
+@pytest.mark.parametrize("first", ["cut", "number", "surrogate"])
+def test_an_unreadable_200_body_is_that_prompts_error_never_a_crash(server, first):
+    # each hostile body once, the pilot request (the run's first) included
+    bodies = hostile_bodies()
+    prompts = [first, *[prompt for prompt in bodies if prompt != first], "fine"]
+    for prompt in bodies:
+        server.inject(prompt, "raw:" + bodies[prompt][0])
+    replies = ask(prompts, make_judge(server), concurrency=3, quiet=True)
+    for prompt, reply in zip(prompts, replies, strict=True):
+        text, error = bodies.get(prompt, (None, reply_for(prompt), None))[1:]
+        assert reply.text == text, prompt
+        assert (reply.error is None) if error is None else (error in reply.error), prompt
+    # not retried: a server bug is not a passing fault
+    assert all(server.counts[prompt] == 1 for prompt in prompts)
+    assert replies.stats.errors == 9 and replies.stats.answered == 3
+
+
 def test_final_failure_after_retries_is_a_reply_error(server):
     server.inject("doomed", *["500"] * 4)
     server.inject("refused", "400")
@@ -229,8 +271,16 @@ def test_invalid_settings_are_rejected(openai_installed):
         OpenAIJudge("")
     with pytest.raises(EvalframeError, match="max_retries must be an int >= 0"):
         OpenAIJudge("m", max_retries=-1)
-    with pytest.raises(EvalframeError, match="timeout must be > 0"):
+    with pytest.raises(EvalframeError, match="timeout must be a number > 0"):
         OpenAIJudge("m", timeout=0)
+    with pytest.raises(EvalframeError, match="timeout must be a number > 0, got '5'"):
+        OpenAIJudge("m", timeout="5")
+    with pytest.raises(EvalframeError, match="temperature must be a number >= 0"):
+        OpenAIJudge("m", temperature=-0.5)
+    with pytest.raises(EvalframeError, match="temperature must be a number >= 0"):
+        OpenAIJudge("m", temperature=float("nan"))
+    with pytest.raises(EvalframeError, match="max_tokens must be an int >= 1"):
+        OpenAIJudge("m", max_tokens=0)
 
 
 def test_missing_openai_package_says_how_to_install(monkeypatch):

@@ -200,6 +200,86 @@ def test_bad_files_are_clear_errors(tmp_path):
         JudgmentCache(tmp_path / "c.sqlite").store("k", IDENTITY, "p", None)
 
 
+#: Texts a server can send, each a Python str the cache must give back identically.
+HOSTILE_TEXTS = [
+    "FIRST \ud800",  # a lone high surrogate, as JSON's "\\ud800" decodes
+    "\udfff tail",  # a lone low surrogate
+    "\ud83d\ude00",  # a surrogate pair as two code points: not the character U+1F600
+    "\U0001f600 \u202e RTL \u200b",  # the character itself, a bidi override, a zero width
+    "nul \x00 inside",
+    "",
+    "x" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS, ids=range(len(HOSTILE_TEXTS)))
+def test_any_text_round_trips_identically(tmp_path, text):
+    path = tmp_path / "c.sqlite"
+    identity = {**IDENTITY, "system": text}
+    prompt = "Judge this: " + text
+    key = judgment_key(identity, prompt)
+    with JudgmentCache(path) as cache:
+        assert cache.claim(key) == ("claimed", None)
+        assert cache.store(key, identity, prompt, text) == text
+    with JudgmentCache(path) as cache:  # read back by a new connection
+        assert cache.lookup([key]) == {key: text}
+        assert cache.claim(key) == ("answered", text)
+        assert cache.get(identity, prompt) == text
+        assert cache.store(key, identity, prompt, "other") == text  # the first answer wins
+        frame = cache.frame()
+    # Polars holds UTF-8: a lone surrogate is U+FFFD in the exported frame
+    shown = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    assert frame["reply"].to_list() == [shown]
+    assert frame["prompt"].to_list() == ["Judge this: " + shown]
+
+
+def test_a_reply_with_a_lone_surrogate_is_cached_and_asked_once(tmp_path):
+    path = tmp_path / "c.sqlite"
+    calls = Counter()
+
+    def judge(prompt):
+        calls[prompt] += 1
+        return prompt + " \ud800"
+
+    first = ask(["a", "b"], judge, cache=path, quiet=True)
+    again = ask(["a", "b"], judge, cache=path, quiet=True)
+    assert [r.text for r in first] == [r.text for r in again] == ["a \ud800", "b \ud800"]
+    assert [r.cached for r in again] == [True, True] and calls == {"a": 1, "b": 1}
+
+
+def test_the_key_of_a_text_utf8_can_encode_is_unchanged():
+    # by hand: surrogatepass changes no byte of a text UTF-8 can encode
+    payload = '["{\\"name\\":\\"j\\"}","caf\u00e9 \U0001f600"]'
+    expected = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    assert judgment_key({"name": "j"}, "caf\u00e9 \U0001f600") == expected
+    assert judgment_key({"name": "j"}, "\ud800") != judgment_key({"name": "j"}, "\udc00")
+
+
+@pytest.mark.parametrize(
+    ("ddl", "found"),
+    [
+        ("CREATE TABLE judgments (id INTEGER PRIMARY KEY, verdict TEXT)", "id, verdict"),
+        # the right columns without the primary key: INSERT OR IGNORE would keep duplicates
+        ("CREATE TABLE judgments (key TEXT, judge TEXT, prompt TEXT, reply TEXT, "
+         "asked_at REAL, answered_at REAL)", "key, judge, prompt, reply, asked_at, answered_at"),
+        ("CREATE TABLE claims (key TEXT PRIMARY KEY, holder TEXT)", "key, holder"),
+        ("CREATE TABLE t (x); CREATE VIEW judgments AS SELECT x FROM t", "is a view"),
+    ],
+)
+def test_a_foreign_table_of_the_same_name_is_a_clear_error(tmp_path, ddl, found):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(ddl)
+    with pytest.raises(EvalframeError) as caught:
+        JudgmentCache(path)
+    message = str(caught.value)
+    assert message.startswith(f"judgment cache {str(path)!r} is not an evalframe judgment cache")
+    assert found in message
+    assert "expected a table with the columns key, " in message
+    with pytest.raises(EvalframeError, match="is not an evalframe judgment cache"):
+        ask(["p"], str.upper, cache=path)
+
+
 WORKER = textwrap.dedent("""
     import json, os, sys, time
     from evalframe.judge.run import ask

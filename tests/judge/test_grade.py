@@ -89,6 +89,10 @@ def test_grading_errors():
         grade(FRAME, mtbench_judge, format="inspect_qa", scale=(0, 1), quiet=True)
     with pytest.raises(EvalframeError, match="low < high"):
         grade(FRAME, mtbench_judge, scale=(10, 1), quiet=True)
+    with pytest.raises(EvalframeError, match="two finite numbers"):
+        grade(FRAME, mtbench_judge, scale=(1, float("inf")), quiet=True)
+    with pytest.raises(EvalframeError, match="two finite numbers"):
+        grade(FRAME, mtbench_judge, scale=(float("nan"), 10), quiet=True)
     with pytest.raises(EvalframeError, match="has no \\{rubric\\} field"):
         grade(FRAME, mtbench_judge, rubric="Be fair", quiet=True)
     with pytest.raises(EvalframeError, match=r"\{criterion\}.*columns \['question', 'answer'\]"):

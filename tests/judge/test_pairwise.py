@@ -247,3 +247,17 @@ def test_empty_frames_and_replaced_columns():
     assert judged.columns.count("outcome") == 1
     assert judged["outcome"].to_list() == ["A", "B", "tie"]
     assert judged["verdict_ab"].to_list() == ["A", "B", "tie"]
+
+
+def test_a_reply_polars_cannot_hold_is_kept_with_its_lone_surrogate_replaced(tmp_path):
+    # JSON lets a server escape a lone surrogate ("\\ud800"); Polars holds UTF-8 only
+    def odd(prompt: str) -> str:
+        return prefers_42(prompt) + " \ud800"
+
+    cache = tmp_path / "c.sqlite"
+    judged = pairwise(THREE, odd, cache=cache, quiet=True)
+    # by hand: prefers_42's verdicts (A, B, tie), the first word read as before
+    assert judged["outcome"].to_list() == ["A", "B", "tie"]
+    assert judged["judgment_ab"].to_list() == ["FIRST \ufffd", "SECOND \ufffd", "TIE \ufffd"]
+    again = pairwise(THREE, odd, cache=cache, quiet=True)
+    assert again["judgment_ba"].to_list() == judged["judgment_ba"].to_list()

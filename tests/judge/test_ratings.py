@@ -225,6 +225,8 @@ def test_bad_inputs():
     battles = synthetic(n=100)
     with pytest.raises(EvalframeError, match="anchor model 'nope'"):
         ratings(battles, anchor="nope", bootstrap=0)
+    with pytest.raises(EvalframeError, match="the rating must be a finite number"):
+        ratings(battles, anchor=("m0", math.inf), bootstrap=0)
     with pytest.raises(EvalframeError, match="bootstrap=1"):
         ratings(battles, bootstrap=1)
     with pytest.raises(EvalframeError, match="'win'"):

@@ -17,8 +17,9 @@ own retries are off (``max_retries=0``); the retry loop is this module's:
   otherwise ``d = min(max_backoff, backoff * 2**k)`` with jitter, uniform in
   ``[d / 2, d]`` (:func:`retry_delay`);
 - not retried, the prompt's error: other 4xx (a prompt too long, say), and a 200 reply
-  that is not a chat completion with text content (non-JSON, missing ``choices``, null
-  content) — a server bug, not a passing fault;
+  that is not a chat completion with text content (a body that cannot be read: not JSON,
+  JSON cut short, not UTF-8; or no ``choices``, no text content) — a server bug, not a
+  passing fault; it is that prompt's error, even on a run's first request;
 - raised as :class:`JudgeUnavailable`: 401 and 403 (the key is rejected) and 404 (no
   such model or endpoint): every other prompt would fail the same way.
 
@@ -42,6 +43,7 @@ import contextlib
 import email.utils
 import functools
 import inspect
+import math
 import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -295,8 +297,8 @@ def retry_delay(retry: int, *, backoff: float, max_backoff: float,
 def _require_openai() -> Any:
     try:
         import openai
-    except ImportError as error:
-        raise EvalframeError(
+    except ImportError as error:  # no prompt can be judged: JudgeUnavailable
+        raise JudgeUnavailable(
             "OpenAIJudge needs the 'openai' package: pip install \"evalframe[judge]\""
         ) from error
     return openai
@@ -304,6 +306,16 @@ def _require_openai() -> Any:
 
 def _scrub(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters (a server's error page can be long).
+
+    >>> _short("<html>\\n  <body>" + "x" * 300, 24)
+    '<html> <body>xxxxxxxxxx…'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _status_detail(failure: Any) -> str:
@@ -383,15 +395,23 @@ class OpenAIJudge:
             raise EvalframeError(f"OpenAIJudge: model must be a non-empty string, got "
                                  f"{self.model!r}")
         for name in ("timeout", "backoff", "max_backoff", "max_retry_after"):
-            if not getattr(self, name) > 0:
-                raise EvalframeError(f"OpenAIJudge: {name} must be > 0, got "
-                                     f"{getattr(self, name)!r}")
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
+                raise EvalframeError(f"OpenAIJudge: {name} must be a number > 0, got {value!r}")
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             raise EvalframeError(f"OpenAIJudge: max_retries must be an int >= 0, got "
                                  f"{self.max_retries!r}")
         if not (isinstance(self.concurrency, int) and self.concurrency >= 1):
             raise EvalframeError(f"OpenAIJudge: concurrency must be an int >= 1, got "
                                  f"{self.concurrency!r}")
+        if self.temperature is not None and not (
+                isinstance(self.temperature, int | float) and 0 <= self.temperature < math.inf):
+            raise EvalframeError(f"OpenAIJudge: temperature must be a number >= 0 or None, got "
+                                 f"{self.temperature!r}")
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or not (
+                isinstance(self.max_tokens, int) and self.max_tokens >= 1)):
+            raise EvalframeError(f"OpenAIJudge: max_tokens must be an int >= 1 or None, got "
+                                 f"{self.max_tokens!r}")
         _require_openai()
 
     def judge_identity(self) -> dict[str, Any]:
@@ -479,8 +499,8 @@ class OpenAIJudge:
                     raise JudgeUnavailable(
                         f"the judge server ({where}) answered HTTP 404: no model "
                         f"{self.model!r} or no chat-completions endpoint at this base URL: "
-                        f"{_scrub(_status_detail(failure), key)}") from None
-                error = f"HTTP {status}: {_scrub(_status_detail(failure), key)[:500]}"
+                        f"{_short(_scrub(_status_detail(failure), key))}") from None
+                error = f"HTTP {status}: {_short(_scrub(_status_detail(failure), key), 500)}"
                 kind = "status"
                 if status not in RETRIED_STATUSES and status < 500:
                     return Outcome(None, error, requests, kind)
@@ -492,11 +512,16 @@ class OpenAIJudge:
                          f"no reply within the timeout of {self.timeout}s")
             except openai.APIConnectionError as failure:
                 cause = failure.__cause__ or failure.__context__
-                detail = f" ({type(cause).__name__}: {_scrub(str(cause), key)})" if cause else ""
+                detail = (f" ({type(cause).__name__}: {_short(_scrub(str(cause), key))})"
+                          if cause else "")
                 error, kind = f"connection error with {where}{detail}", "connection"
             except openai.OpenAIError as failure:
                 return Outcome(None, f"{type(failure).__name__}: "
-                               f"{_scrub(str(failure), key)}", requests, "garbage")
+                               f"{_short(_scrub(str(failure), key))}", requests, "garbage")
+            except Exception as failure:  # a 200 body the client cannot read (JSON cut short)
+                return Outcome(None, "the server's reply cannot be read: "
+                               f"{type(failure).__name__}: {_short(_scrub(str(failure), key))}",
+                               requests, "garbage")
             else:
                 return _reply_text(response, requests)
             if retry == self.max_retries:
@@ -512,16 +537,28 @@ class OpenAIJudge:
 
 
 def _reply_text(response: Any, requests: int) -> Outcome:
-    """The text of a chat completion, or the garbage error saying what is missing."""
+    """The text of a chat completion, or the garbage error saying what is missing.
+
+    Whatever JSON the server sent (``choices`` an object, a number, a list of strings...)
+    gives a reply or an error, never an exception.
+
+    >>> from types import SimpleNamespace as NS
+    >>> _reply_text(NS(choices=[NS(message=NS(content="TIE"))]), 1).text
+    'TIE'
+    >>> _reply_text(NS(choices={"0": 1}), 1).kind
+    'garbage'
+    """
     if isinstance(response, str | bytes):
         shown = response[:80] if isinstance(response, str) else repr(response[:80])
         return Outcome(None, f"the server's reply is not a chat completion: {shown!r}",
                        requests, "garbage")
     choices = getattr(response, "choices", None)
-    if not choices:
+    if not isinstance(choices, list | tuple) or not choices:
         return Outcome(None, "the server's reply has no choices", requests, "garbage")
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else getattr(first, "message", None)
+    content = message.get("content") if isinstance(message, dict) else getattr(
+        message, "content", None)
     if not isinstance(content, str):
         return Outcome(None, "the server's reply has no message content in choices[0]",
                        requests, "garbage")

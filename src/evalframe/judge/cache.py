@@ -7,6 +7,11 @@ text, the identity, the prompt, and when it was asked and answered. Only answers
 stored: a prompt that failed (an exception, a final HTTP error, an unparseable server
 reply) is not, so the next run asks it again.
 
+Any Python string is stored and given back identically. JSON may escape a lone surrogate
+(``"\\ud800"``), so a server can send text that UTF-8 cannot encode; such a text is stored
+as a BLOB of its bytes with the ``surrogatepass`` error handler (every other text as
+SQLite TEXT, as before) and decoded the same way when read.
+
 Guarantees
 ----------
 - Durability: each answer is committed in its own transaction as it arrives (WAL mode,
@@ -57,7 +62,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 
-__all__ = ["CacheStats", "JudgmentCache", "canonical_json", "judgment_key"]
+__all__ = ["CacheStats", "JudgmentCache", "canonical_json", "judgment_key", "utf8_text"]
 
 #: The layout version written to ``PRAGMA user_version``.
 SCHEMA_VERSION = 1
@@ -105,7 +110,71 @@ def judgment_key(identity: Mapping[str, Any] | str, prompt: str) -> str:
     """
     text = identity if isinstance(identity, str) else canonical_json(identity)
     payload = json.dumps([text, prompt], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    # surrogatepass: the same bytes as UTF-8 for every text UTF-8 can encode
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _to_sql(text: str) -> str | bytes:
+    """A text as SQLite stores it: TEXT, or a BLOB when UTF-8 cannot encode it.
+
+    >>> _to_sql("FIRST"), _to_sql("FIRST \\ud800")
+    ('FIRST', b'FIRST \\xed\\xa0\\x80')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _from_sql(value: str | bytes) -> str:
+    """The text :func:`_to_sql` stored.
+
+    >>> _from_sql(_to_sql("FIRST \\ud800")) == "FIRST \\ud800"
+    True
+    """
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
+def utf8_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate replaced by U+FFFD.
+
+    Polars, Arrow and parquet hold UTF-8 only; a surrogate pair (two code points that
+    JSON escapes separately) becomes the character it encodes.
+
+    >>> utf8_text("FIRST \\ud800"), utf8_text("\\ud83d\\ude00") == "\\U0001f600"
+    ('FIRST \ufffd', True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+#: The columns of the cache's tables, and the primary key of each.
+_TABLES = {
+    "judgments": ("key", ("key", "judge", "prompt", "reply", "asked_at", "answered_at")),
+    "claims": ("key", ("key", "owner", "expires_at")),
+}
+
+
+def _foreign_table(db: sqlite3.Connection) -> str | None:
+    """What is wrong with a table of the cache's names that another program made, or None."""
+    for table, (primary, columns) in _TABLES.items():
+        row = db.execute("SELECT type FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        if row is None:
+            continue
+        expected = f"a table with the columns {', '.join(columns)} (primary key {primary})"
+        if row[0] != "table":
+            return f"{table!r} is a {row[0]}; expected {expected}"
+        info = db.execute(f"PRAGMA table_info({table})").fetchall()
+        found = [name for _, name, *_ in info]
+        keys = [name for _, name, _, _, _, pk in info if pk]
+        if sorted(found) != sorted(columns) or keys != [primary]:
+            return (f"the table {table!r} has the columns {', '.join(found) or 'none'}; "
+                    f"expected {expected}")
+    return None
 
 
 @dataclass
@@ -208,6 +277,10 @@ class JudgmentCache:
         if version not in (0, SCHEMA_VERSION):
             raise EvalframeError(f"judgment cache {str(self.path)!r} has layout version "
                                  f"{version}; this evalframe reads version {SCHEMA_VERSION}")
+        foreign = _foreign_table(db)
+        if foreign is not None:
+            raise EvalframeError(f"judgment cache {str(self.path)!r} is not an evalframe "
+                                 f"judgment cache: {foreign}; give another file")
         db.executescript(_SCHEMA)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -254,7 +327,7 @@ class JudgmentCache:
             marks = ",".join("?" * len(chunk))
             rows = self._retry(lambda c=chunk, m=marks: self._db.execute(
                 f"SELECT key, reply FROM judgments WHERE key IN ({m})", c).fetchall())
-            found.update(rows)
+            found.update((key, _from_sql(reply)) for key, reply in rows)
         return found
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str]:
@@ -299,7 +372,7 @@ class JudgmentCache:
         def body(db: sqlite3.Connection) -> tuple[str, str | None]:
             row = db.execute("SELECT reply FROM judgments WHERE key = ?", (key,)).fetchone()
             if row is not None:
-                return "answered", row[0]
+                return "answered", _from_sql(row[0])
             now = time.time()
             held = db.execute("SELECT owner, expires_at FROM claims WHERE key = ?",
                               (key,)).fetchone()
@@ -329,11 +402,13 @@ class JudgmentCache:
             cursor = db.execute(
                 "INSERT OR IGNORE INTO judgments (key, judge, prompt, reply, asked_at, "
                 "answered_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (key, judge, prompt, reply, now if asked_at is None else asked_at, now))
+                (key, _to_sql(judge), _to_sql(prompt), _to_sql(reply),
+                 now if asked_at is None else asked_at, now))
             db.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
             if cursor.rowcount == 1:
                 return reply
-            return db.execute("SELECT reply FROM judgments WHERE key = ?", (key,)).fetchone()[0]
+            first = db.execute("SELECT reply FROM judgments WHERE key = ?", (key,)).fetchone()
+            return _from_sql(first[0])
 
         stored = self._transaction(body)
         self.stats.stored += 1
@@ -363,10 +438,14 @@ class JudgmentCache:
 
         Columns: ``key``, ``judge`` (identity JSON), ``judge_model`` (its ``model`` or
         ``name``), ``prompt``, ``reply``, ``asked_at``, ``answered_at`` (UTC datetimes).
+        A lone surrogate in a text is U+FFFD here (:func:`utf8_text`): Polars holds UTF-8.
         """
-        rows = self._retry(lambda: self._db.execute(
-            "SELECT key, judge, prompt, reply, asked_at, answered_at FROM judgments "
-            "ORDER BY answered_at, key").fetchall())
+        rows = self._retry(lambda: [
+            (key, *(utf8_text(_from_sql(text)) if isinstance(text, bytes) else text
+                    for text in texts), asked, answered)
+            for key, *texts, asked, answered in self._db.execute(
+                "SELECT key, judge, prompt, reply, asked_at, answered_at FROM judgments "
+                "ORDER BY answered_at, key")])
         schema = {"key": pl.String, "judge": pl.String, "prompt": pl.String,
                   "reply": pl.String, "asked_at": pl.Float64, "answered_at": pl.Float64}
         frame = pl.DataFrame(rows, schema=schema, orient="row")

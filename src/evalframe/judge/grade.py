@@ -21,6 +21,7 @@ An error is kept with the reply, never dropped: ``score`` is null there, so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from evalframe.judge.formats import GradeFormat, render, resolve_grade_format, t
 from evalframe.judge.pairwise import _collect, _null_fields, ask_column, judge_columns
 from evalframe.judge.run import judge_identity
 
-__all__ = ["GRADE_COLUMNS", "grade", "regrade"]
+__all__ = ["GRADE_COLUMNS", "grade", "grade_prompt", "regrade"]
 
 #: The columns :func:`grade` adds, in order.
 GRADE_COLUMNS = (
@@ -104,33 +105,10 @@ def grade(
     [('10', 10.0, None), ('2', 2.0, None), ('error', None, 'not asked: null question')]
     """
     data = _collect(frame)
-    fmt = resolve_grade_format(format)
-    bounds = _scale(fmt, scale)
-    body = fmt.template if template is None else template
+    fmt, bounds, body, literals, bindings = grade_prompt(
+        format=format, template=template, scale=scale, rubric=rubric, columns=columns
+    )
     fields = template_fields(body)
-    literals = dict(fmt.literals)
-    if "rubric" in fields:
-        text = rubric if rubric is not None else fmt.rubric
-        if text is None:
-            raise EvalframeError(
-                f"the template has a {{rubric}} field and the {fmt.name!r} format has no "
-                "rubric of its own; pass rubric='...'"
-            )
-        literals["rubric"] = text
-    elif rubric is not None:
-        raise EvalframeError(
-            f"rubric= was given but the {fmt.name!r} template has no {{rubric}} field (its "
-            "instructions are fixed); pass template= with a {rubric} field, or no rubric"
-        )
-    if bounds is not None:
-        literals.setdefault("low", _number(bounds[0]))
-        literals.setdefault("high", _number(bounds[1]))
-    bindings = dict(columns or {})
-    unknown = sorted(set(bindings) - set(fields))
-    if unknown:
-        raise EvalframeError(
-            f"columns= maps {unknown}, which the template does not use; its fields are {fields}"
-        )
     bound = {}
     for name in fields:
         if name in literals:
@@ -171,6 +149,57 @@ def grade(
     return pl.concat(
         [kept, read.with_columns(**meta).select(GRADE_COLUMNS)], how="horizontal"
     )
+
+
+def grade_prompt(
+    *,
+    format: str | GradeFormat = "mtbench",
+    template: str | None = None,
+    scale: tuple[float, float] | None = None,
+    rubric: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> tuple[GradeFormat, tuple[float, float] | None, str, dict[str, str], dict[str, str]]:
+    """The format, scale, template, literal fields and column bindings :func:`grade` renders.
+
+    Every check of these options, none of the data: a command line is checked with it
+    before any input is read or any judge asked.
+
+    >>> fmt, bounds, body, literals, bindings = grade_prompt(format="numeric", scale=(0, 5))
+    >>> fmt.name, bounds, literals["low"], literals["high"]
+    ('numeric', (0.0, 5.0), '0', '5')
+    >>> grade_prompt(format="numeric", scale=(0, float("inf")))
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.EvalframeError: scale= must be two finite numbers low < high, got (0, inf)
+    """
+    fmt = resolve_grade_format(format)
+    bounds = _scale(fmt, scale)
+    body = fmt.template if template is None else template
+    fields = template_fields(body)
+    literals = dict(fmt.literals)
+    if "rubric" in fields:
+        text = rubric if rubric is not None else fmt.rubric
+        if text is None:
+            raise EvalframeError(
+                f"the template has a {{rubric}} field and the {fmt.name!r} format has no "
+                "rubric of its own; pass rubric='...'"
+            )
+        literals["rubric"] = text
+    elif rubric is not None:
+        raise EvalframeError(
+            f"rubric= was given but the {fmt.name!r} template has no {{rubric}} field (its "
+            "instructions are fixed); pass template= with a {rubric} field, or no rubric"
+        )
+    if bounds is not None:
+        literals.setdefault("low", _number(bounds[0]))
+        literals.setdefault("high", _number(bounds[1]))
+    bindings = dict(columns or {})
+    unknown = sorted(set(bindings) - set(fields))
+    if unknown:
+        raise EvalframeError(
+            f"columns= maps {unknown}, which the template does not use; its fields are {fields}"
+        )
+    return fmt, bounds, body, literals, bindings
 
 
 def regrade(
@@ -258,8 +287,8 @@ def _scale(
         raise EvalframeError(
             f"scale= must be a pair (low, high) of numbers, got {scale!r}"
         ) from None
-    if not low < high:
-        raise EvalframeError(f"scale= must have low < high, got {scale!r}")
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise EvalframeError(f"scale= must be two finite numbers low < high, got {scale!r}")
     return (low, high)
 
 

@@ -9,7 +9,8 @@ parser, maps the second back to A/B, and classifies the row
 Columns added (replacing input columns of the same names):
 
 - ``judgment_ab``, ``judgment_ba``: the raw replies (null where the call failed or was not
-  made);
+  made; a lone surrogate a server escaped in its JSON is U+FFFD here, as Polars holds
+  UTF-8, while the cache keeps the reply as sent);
 - ``verdict_ab``, ``verdict_ba``: ``"A"``, ``"B"``, ``"tie"`` or ``"error"``, both in terms
   of the answers; ``strength_ab``, ``strength_ba`` (Int64) for a format that grades its
   verdicts (Arena-Hard: 3 for ``>>``, 1 otherwise);
@@ -35,11 +36,12 @@ import polars as pl
 
 from evalframe._version import __version__
 from evalframe.errors import EvalframeError
+from evalframe.judge.cache import utf8_text
 from evalframe.judge.classify import outcome, parsed_columns
 from evalframe.judge.formats import Format, render, resolve_format, template_fields
 from evalframe.judge.run import ask, judge_identity
 
-__all__ = ["PAIRWISE_COLUMNS", "ask_column", "judge_columns", "pairwise"]
+__all__ = ["PAIRWISE_COLUMNS", "ask_column", "judge_columns", "pairwise", "pairwise_prompt"]
 
 #: The roles a pairwise template reads, and their default column names.
 ROLES = ("question", "answer_a", "answer_b")
@@ -124,23 +126,10 @@ def pairwise(
     [('A', 'A', 'A'), ('B', 'B', 'B'), ('tie', 'tie', 'tie')]
     """
     data = _collect(frame)
-    fmt = resolve_format(format)
-    body = fmt.template if template is None else template
+    fmt, body, literals, bindings = pairwise_prompt(
+        format=format, template=template, rubric=rubric, columns=columns
+    )
     fields = template_fields(body)
-    missing = [role for role in ("answer_a", "answer_b") if role not in fields]
-    if missing:
-        raise EvalframeError(
-            f"the pairwise template has no field {', '.join('{' + m + '}' for m in missing)}; "
-            "it must show both answers (answer_a is the one shown first, answer_b second), "
-            f"and has fields {fields}"
-        )
-    literals = _rubric_literals(fields, rubric, fmt)
-    bindings = dict(columns or {})
-    unknown = sorted(set(bindings) - set(fields) - set(ROLES))
-    if unknown:
-        raise EvalframeError(
-            f"columns= maps {unknown}, which the template does not use; its fields are {fields}"
-        )
     bind_ab = {field: bindings.get(field, field) for field in fields if field not in literals}
     bind_ba = {**bind_ab, "answer_a": bind_ab["answer_b"], "answer_b": bind_ab["answer_a"]}
     prefix = fmt.prefix()
@@ -177,6 +166,62 @@ def pairwise(
     return pl.concat(
         [kept, judged.with_columns(**meta).select(added)], how="horizontal"
     )
+
+
+def pairwise_prompt(
+    *,
+    format: str | Format = "default",
+    template: str | None = None,
+    rubric: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> tuple[Format, str, dict[str, str], dict[str, str]]:
+    """The format, template, literal fields and column bindings :func:`pairwise` renders.
+
+    Every check of these options, none of the data: a command line is checked with it
+    before any input is read or any judge asked.
+
+    >>> fmt, body, literals, bindings = pairwise_prompt(columns={"question": "prompt"})
+    >>> fmt.name, sorted(literals), bindings
+    ('default', ['rubric'], {'question': 'prompt'})
+    >>> pairwise_prompt(template="Which is better, {answer_a} or {answer}?")
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.EvalframeError: the pairwise template has no field {answer_b}; it must \
+show both answers (answer_a is the one shown first, answer_b second), and has fields \
+['answer_a', 'answer']
+    """
+    fmt = resolve_format(format)
+    body = fmt.template if template is None else template
+    fields = template_fields(body)
+    missing = [role for role in ("answer_a", "answer_b") if role not in fields]
+    if missing:
+        raise EvalframeError(
+            f"the pairwise template has no field {', '.join('{' + m + '}' for m in missing)}; "
+            "it must show both answers (answer_a is the one shown first, answer_b second), "
+            f"and has fields {fields}"
+        )
+    literals = _rubric_literals(fields, rubric, fmt)
+    bindings = dict(columns or {})
+    unknown = sorted(set(bindings) - set(fields) - set(ROLES))
+    if unknown:
+        raise EvalframeError(
+            f"columns= maps {unknown}, which the template does not use; its fields are {fields}"
+        )
+    return fmt, body, literals, bindings
+
+
+def _strings(texts: list[str | None]) -> pl.Series:
+    """Replies or errors as a String series; a lone surrogate (UTF-8 cannot hold it) is
+    U+FFFD, found only when building the series fails (the usual texts cost nothing more).
+
+    >>> _strings(["FIRST", "FIRST \\ud800", None]).to_list()
+    ['FIRST', 'FIRST \ufffd', None]
+    """
+    try:
+        return pl.Series(texts, dtype=pl.String)
+    except UnicodeEncodeError:
+        return pl.Series([None if text is None else utf8_text(text) for text in texts],
+                         dtype=pl.String)
 
 
 def _collect(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -275,8 +320,8 @@ def ask_column(
     )
     answered = pl.DataFrame(
         {
-            "text": pl.Series([reply.text for reply in replies], dtype=pl.String),
-            "error": pl.Series([reply.error for reply in replies], dtype=pl.String),
+            "text": _strings([reply.text for reply in replies]),
+            "error": _strings([reply.error for reply in replies]),
         }
     )
     # a null prompt was not asked: its slot is null, which gathers null text and error

@@ -349,6 +349,8 @@ def _anchor(
         raise EvalframeError(
             f"anchor={anchor!r}: expected a model name, a (model, rating) pair, or None"
         )
+    if not math.isfinite(rating):
+        raise EvalframeError(f"anchor={anchor!r}: the rating must be a finite number")
     if name not in models:
         raise EvalframeError(f"anchor model {name!r} is not in the battles; models: {models}")
     return models.index(name), rating
