@@ -586,8 +586,13 @@ def test_interval_of_a_bounded_metric_stays_within_the_possible_differences():
     row = ef.compare(frame, baseline="old").row(0, named=True)
     assert row["ci_high"] == 1.0
     assert row["ci_low"] == pytest.approx(2 / 3 - st.t.ppf(0.975, 2) / 3, rel=1e-12)
-    unbounded = ef.compare(frame.rename({"squad_em": "mine"}), baseline="old", metrics=["mine"])
-    assert unbounded["ci_high"].item() == pytest.approx(2 / 3 + st.t.ppf(0.975, 2) / 3)
+    # a plain column of 0/1 values is bounded the same way; one of other values is not:
+    # d = 0, 2, 2 has mean 4/3 and se 2/3
+    plain = frame.rename({"squad_em": "mine"})
+    assert ef.compare(plain, baseline="old", metrics=["mine"])["ci_high"].item() == 1.0
+    doubled = plain.with_columns(pl.col("mine") * 2)
+    unbounded = ef.compare(doubled, baseline="old", metrics=["mine"])
+    assert unbounded["ci_high"].item() == pytest.approx(4 / 3 + st.t.ppf(0.975, 2) * 2 / 3)
 
 
 def test_missing_answers_lose_the_pair_by_default():
