@@ -408,6 +408,11 @@ def _add_reading(parser: argparse.ArgumentParser) -> None:
         help="what an empty CSV field of a text column means: an empty string (default, as "
         "pandas and Python's csv write '') or null",
     )
+    parser.add_argument(
+        "--duplicates", choices=("error", "first", "last"), default="error",
+        help="a harness file holding one sample twice (a resumed run appends its records "
+        "again): an error naming both lines (default), or keep the first / last record",
+    )
 
 
 def _reading(args: argparse.Namespace) -> dict:
@@ -426,7 +431,9 @@ def _reading(args: argparse.Namespace) -> dict:
                 f"{', '.join(sorted(DTYPE_NAMES))}, or list[TYPE]"
             ) from None
         schema[column] = dtype
-    return {"schema": schema or None, "csv_empty": args.csv_empty}
+    return {
+        "schema": schema or None, "csv_empty": args.csv_empty, "duplicates": args.duplicates,
+    }
 
 
 def _add_input_shaping(parser: argparse.ArgumentParser) -> None:

@@ -82,6 +82,7 @@ def score(
     gold: Source | None = None,
     on: str | Sequence[str] | None = None,
     group_by: str | Sequence[str] | None = None,
+    duplicates: str = "error",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Score every row of ``source`` with ``metrics``.
 
@@ -113,11 +114,12 @@ def score(
         Role -> column name, for columns not named as their role (``{"gold": "answers"}``).
     overwrite
         Replace input columns that have a metric's name (otherwise an error).
-    schema, csv_empty, format, select
+    schema, csv_empty, format, select, duplicates
         How files are read, see :func:`evalframe.scan`: column types to read
         (``{"answer": "str"}``), what an empty CSV field means, the file layout
-        (``"auto"`` recognises harness dumps; see :func:`evalframe.list_formats`), and the
-        only columns to read (``select`` is ``scan``'s ``columns``).
+        (``"auto"`` recognises harness dumps; see :func:`evalframe.list_formats`), the
+        only columns to read (``select`` is ``scan``'s ``columns``), and what a harness file
+        holding one sample twice is (``"error"``, or keep the ``"first"`` / ``"last"``).
     gold, on
         Golds from another input (a path or a frame, read as ``source`` is), matched with the
         predictions on the key column(s) ``on``: one row per gold key, in the golds' order (per
@@ -159,7 +161,7 @@ def score(
         raise EvalframeError(f"overwrite={overwrite!r} must be True or False")
     frame = prepare_input(
         source, columns=columns, schema=schema, csv_empty=csv_empty, format=format,
-        select=select, gold=gold, on=on, group_by=group_by,
+        select=select, gold=gold, on=on, group_by=group_by, duplicates=duplicates,
     )
     scored, _ = score_plan(frame, requests, columns, overwrite=overwrite)
     if isinstance(source, pl.LazyFrame):
@@ -178,6 +180,7 @@ def prepare_input(
     gold: Source | None = None,
     on: str | Sequence[str] | None = None,
     group_by: str | Sequence[str] | None = None,
+    duplicates: str = "error",
 ) -> pl.LazyFrame:
     """The input as :func:`score` sees it: read, grouped one row per sample, golds matched.
 
@@ -186,7 +189,9 @@ def prepare_input(
     >>> prepare_input(runs, group_by="id").collect().rows()
     [('a', [True, True])]
     """
-    reading = {"schema": schema, "csv_empty": csv_empty, "format": format}
+    reading = {
+        "schema": schema, "csv_empty": csv_empty, "format": format, "duplicates": duplicates,
+    }
     frame = scan(source, columns=select, **reading)
     mapping = check_mapping(columns)
     if group_by is not None:
