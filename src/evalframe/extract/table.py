@@ -259,12 +259,16 @@ def _extracted_kernel(function: ExtractFunction) -> Callable[[pl.Series], pl.Ser
 
 
 def list_extractors() -> pl.DataFrame:
-    """The extractor table as a DataFrame (name, reference, meaning)."""
+    """The extractor table as a DataFrame (name, reference, meaning), sorted by name.
+
+    (Sorted: the order extractors register in depends on which module a program imports
+    first, and the list must not.)
+    """
     _load_table()
     return pl.DataFrame(
         [
             {"name": entry.name, "reference": entry.reference, "meaning": entry.meaning}
-            for entry in EXTRACTORS.values()
+            for entry in sorted(EXTRACTORS.values(), key=lambda entry: entry.name)
         ],
         schema={"name": pl.String, "reference": pl.String, "meaning": pl.String},
     )
