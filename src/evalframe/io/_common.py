@@ -21,3 +21,20 @@ def short(value: object, limit: int = 80) -> str:
     """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def json_kind(value: object) -> str:
+    """How a parsed JSON value is named in messages.
+
+    >>> json_kind([1]), json_kind({}), json_kind(None), json_kind(True), json_kind(2.5)
+    ('a list', 'an empty object', 'null', 'a boolean', 'a number')
+    """
+    if isinstance(value, dict):
+        return "an object" if value else "an empty object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number"

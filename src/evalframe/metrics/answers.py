@@ -87,8 +87,12 @@ def _unextracted(
     return (answer.is_null(),)
 
 
-def missing_rows(columns: RoleColumns) -> pl.Expr:
-    """True where the score is null because the model gave no answer (references present)."""
+def missing_rows(columns: RoleColumns, worst: float | None = None) -> pl.Expr:
+    """True where the score is null because the model gave no answer (references present).
+
+    ``worst``: the score may also be the metric's worst, where a missing answer was already
+    scored as wrong (a scored frame whose record of missing answers was dropped).
+    """
     answer_null = pl.any_horizontal(
         [pl.col(name).is_null() for name in columns.answers] + list(columns.unextracted)
     )
@@ -97,4 +101,7 @@ def missing_rows(columns: RoleColumns) -> pl.Expr:
         if columns.references
         else pl.lit(True)
     )
-    return pl.col(columns.score).is_null() & answer_null & references_present
+    unscored = pl.col(columns.score).is_null()
+    if worst is not None:
+        unscored = unscored | (pl.col(columns.score) == worst)
+    return unscored & answer_null & references_present

@@ -36,19 +36,6 @@ class Settings:
     seed: int
 
 
-def _value(column: MetricColumn, missing: str) -> pl.Expr:
-    """The score a column counts under a missing-answer policy (null: not counted)."""
-    score = pl.col(column.column).cast(pl.Float64)
-    if column.missing is not None:
-        if missing == "wrong" and column.worst is not None:
-            score = pl.when(column.missing).then(pl.lit(column.worst)).otherwise(score)
-        elif missing == "exclude":
-            score = pl.when(column.missing).then(None).otherwise(score)
-    if column.scored is not None:
-        score = pl.when(column.scored).then(score)
-    return score
-
-
 def sample_table(
     frame: pl.LazyFrame, keys: list[str], columns: Sequence[MetricColumn], settings: Settings
 ) -> pl.DataFrame:
@@ -61,7 +48,7 @@ def sample_table(
     derived_columns = []
     known = []
     for i, column in enumerate(columns):
-        derived_columns.append(_value(column, settings.missing).alias(f"__v{i}"))
+        derived_columns.append(column.counted(settings.missing).alias(f"__v{i}"))
         scored = column.scored if column.scored is not None else pl.lit(True)
         derived_columns.append(scored.alias(f"__s{i}"))
         if column.missing is not None:

@@ -90,6 +90,22 @@ class MetricColumn:
     def missing_known(self) -> bool:
         return self.missing is not None
 
+    def counted(self, missing: str) -> pl.Expr:
+        """The score each row counts with under a missing-answer policy (null: not counted).
+
+        ``"wrong"``: a missing answer scores the metric's worst; ``"exclude"``: null. Rows
+        another scoring wrote (``scored`` false) are null.
+        """
+        value = pl.col(self.column).cast(pl.Float64)
+        if self.missing is not None:
+            if missing == "wrong" and self.worst is not None:
+                value = pl.when(self.missing).then(pl.lit(self.worst)).otherwise(value)
+            elif missing == "exclude":
+                value = pl.when(self.missing).then(None).otherwise(value)
+        if self.scored is not None:
+            value = pl.when(self.scored).then(value)
+        return value
+
 
 @dataclass(frozen=True)
 class Found:
@@ -249,19 +265,8 @@ def _legacy_missing(roles, request: MetricRequest) -> pl.Expr:
     The score of such a row is null (an older evalframe) or the worst score (a frame
     scored now whose flag columns were dropped).
     """
-    expression = missing_rows(roles)
-    worst = request.spec.worst
-    if request.spec.level == "sample" and worst is not None:
-        answer_null = pl.any_horizontal(
-            [pl.col(name).is_null() for name in roles.answers] + list(roles.unextracted)
-        )
-        present = (
-            pl.all_horizontal([pl.col(name).is_not_null() for name in roles.references])
-            if roles.references
-            else pl.lit(True)
-        )
-        expression = expression | ((pl.col(roles.score) == worst) & answer_null & present)
-    return expression
+    sample = request.spec.level == "sample"
+    return missing_rows(roles, request.spec.worst if sample else None)
 
 
 def _request_or_none(text: str, name: str) -> MetricRequest | None:
@@ -385,17 +390,8 @@ def apply_missing(
                 )
     replaced = []
     for column in columns:
-        if column.level != "sample":
-            continue
-        value = pl.col(column.column)
-        if column.missing is not None:
-            if missing == "wrong" and column.worst is not None:
-                value = pl.when(column.missing).then(pl.lit(column.worst)).otherwise(value)
-            elif missing == "exclude":
-                value = pl.when(column.missing).then(None).otherwise(value)
-        if column.scored is not None:
-            value = pl.when(column.scored).then(value)
-        replaced.append(value.alias(column.column))
+        if column.level == "sample":
+            replaced.append(column.counted(missing).alias(column.column))
     return frame.with_columns(replaced) if replaced else frame
 
 

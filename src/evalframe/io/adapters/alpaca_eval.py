@@ -42,7 +42,7 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.io._common import short
+from evalframe.io._common import json_kind, short
 from evalframe.io._duplicates import unique_samples
 from evalframe.io._json import read_json_array, read_jsonl
 from evalframe.io._source import load_json, read_bytes
@@ -364,29 +364,19 @@ def _records(path: Path, kind: str) -> list[tuple[str, dict[str, object]]]:
         value = load_json(path, "AlpacaEval records", data)
         if not isinstance(value, list):
             raise EvalframeError(
-                f"cannot read {str(path)!r}: it holds {_json_kind(value)}; expected a JSON list "
+                f"cannot read {str(path)!r}: it holds {json_kind(value)}; expected a JSON list "
                 "of records ([{...}, {...}])"
             )
         found = [(f"record {number}", item) for number, item in enumerate(value, 1)]
     for where, record in found:
         if not isinstance(record, dict):
             raise EvalframeError(
-                f"cannot read {str(path)!r}: {where} is {_json_kind(record)} "
+                f"cannot read {str(path)!r}: {where} is {json_kind(record)} "
                 f"({short(record, 40)}); expected an object"
             )
     return found
 
 
-def _json_kind(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else "a number"
 
 
 def _loads(data: bytes, path: Path, where: str | None) -> object:

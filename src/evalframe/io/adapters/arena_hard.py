@@ -48,7 +48,7 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.io._common import short
+from evalframe.io._common import json_kind, short
 from evalframe.io._duplicates import check_policy as check_duplicates_policy
 from evalframe.io._duplicates import unique_samples
 from evalframe.io._json import read_jsonl
@@ -243,7 +243,7 @@ def _records(path: Path, compressed: bool) -> list[tuple[int, dict[str, object]]
         if not isinstance(value, dict) or not value:
             shown = "" if value is None or value == {} else f" ({short(value, 40)})"
             raise EvalframeError(
-                f"cannot read {str(path)!r} as {WHAT}: line {number} holds {_kind(value)}"
+                f"cannot read {str(path)!r} as {WHAT}: line {number} holds {json_kind(value)}"
                 f"{shown}; expected one JSON object per line with question_id (or uid), model, "
                 "judge, games"
             )
@@ -251,16 +251,6 @@ def _records(path: Path, compressed: bool) -> list[tuple[int, dict[str, object]]
     return found
 
 
-def _kind(value: object) -> str:
-    if isinstance(value, dict):
-        return "an empty object" if not value else "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else "a number"
 
 
 def _row(path: Path, line: int, record: dict[str, object], baseline: str) -> dict[str, object]:
@@ -327,7 +317,7 @@ def _game(
         return None, {"judgment": None, "user_prompt": None}
     if not isinstance(game, dict):
         raise fail(
-            f"is {_kind(game)} ({short(game, 40)}); expected an object with score, judgment "
+            f"is {json_kind(game)} ({short(game, 40)}); expected an object with score, judgment "
             "(or null: the judge's call failed)"
         )
     for key in GAME_KEYS:

@@ -36,7 +36,7 @@ from typing import Any
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.io._common import short
+from evalframe.io._common import json_kind, short
 from evalframe.io._duplicates import check_policy as check_duplicates_policy
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
@@ -122,20 +122,12 @@ def load_json(path: Path, what: str) -> Any:
 
 
 def kind(value: object) -> str:
-    """How a JSON value is named in messages.
+    """How a JSON value is named in messages (:func:`evalframe.io._common.json_kind`).
 
     >>> kind([1]), kind(None), kind(True), kind(2.5)
     ('a list', 'null', 'a boolean', 'a number')
     """
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else "a number"
+    return json_kind(value)
 
 
 def is_int(value: object) -> bool:
