@@ -586,8 +586,13 @@ def test_interval_of_a_bounded_metric_stays_within_the_possible_differences():
     row = ef.compare(frame, baseline="old").row(0, named=True)
     assert row["ci_high"] == 1.0
     assert row["ci_low"] == pytest.approx(2 / 3 - st.t.ppf(0.975, 2) / 3, rel=1e-12)
-    unbounded = ef.compare(frame.rename({"squad_em": "mine"}), baseline="old", metrics=["mine"])
-    assert unbounded["ci_high"].item() == pytest.approx(2 / 3 + st.t.ppf(0.975, 2) / 3)
+    # a plain column of 0/1 scores is bounded the same way (its differences are in [-1, 1])
+    plain = ef.compare(frame.rename({"squad_em": "mine"}), baseline="old", metrics=["mine"])
+    assert plain["ci_high"].item() == 1.0
+    # other plain scores have no known bounds: d = 0, 2, 2 has mean 4/3, se 2/3, no clipping
+    doubled = frame.rename({"squad_em": "mine"}).with_columns(pl.col("mine") * 2)
+    unbounded = ef.compare(doubled, baseline="old", metrics=["mine"])
+    assert unbounded["ci_high"].item() == pytest.approx(4 / 3 + st.t.ppf(0.975, 2) * 2 / 3)
 
 
 def test_missing_answers_lose_the_pair_by_default():
@@ -660,3 +665,15 @@ def test_repeated_sample_ids_are_clusters_and_auto_keeps_the_type_i_error():
     with pytest.raises(EvalframeError, match="method='mcnemar' treats every pair as"):
         ef.compare(frame.filter(pl.col("rep") == 0), baseline="b", on=on,
                    metrics=["correct"], method="mcnemar")
+
+
+def test_nan_scores_are_refused_naming_the_column_count_and_first_row():
+    # a NaN score has no difference: diff NaN and p-value None before; now an error
+    frame = _long({"base": [1.0, 0.0, 1.0], "new": [1.0, math.nan, math.nan]})
+    with pytest.raises(EvalframeError) as error:
+        ef.compare(frame, baseline="base", metrics=["score"], missing="exclude")
+    message = str(error.value)
+    assert message.startswith(
+        "cannot compare metric column 'score': 2 row(s) hold a NaN score (first: row 4)"
+    )
+    assert "the difference and its p-value" in message

@@ -197,7 +197,7 @@ def _finish(
     mean = np.where(empty, np.nan, mean)
     result = pl.DataFrame(
         {
-            "metric": [column.column] * table.height,
+            "metric": pl.Series([column.column] * table.height, dtype=pl.String),
             "n": table[f"n{i}"].cast(pl.UInt32),
             "n_missing": pl.Series(missing_counts).cast(pl.UInt32, strict=False),
             "n_null": table[f"null{i}"],

@@ -22,6 +22,7 @@ from evalframe.stats._corpus import corpus_table
 from evalframe.stats._sample import Settings, sample_table
 from evalframe.stats.columns import (
     MetricColumn,
+    check_nan_scores,
     find_columns,
     recorded_in,
 )
@@ -123,7 +124,8 @@ def aggregate(
     --------
     >>> import polars as pl
     >>> scored = pl.DataFrame({"task": ["a", "a", "a"], "squad_em": [1.0, 0.0, None]})
-    >>> aggregate(scored, by="task").select("task", "n", "n_null", "value", "stderr")
+    >>> aggregate(scored, by="task", missing="exclude").select(
+    ...     "task", "n", "n_null", "value", "stderr")
     shape: (1, 5)
     ┌──────┬─────┬────────┬───────┬────────┐
     │ task ┆ n   ┆ n_null ┆ value ┆ stderr │
@@ -173,6 +175,7 @@ def aggregate(
         raise EvalframeError(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
+    check_nan_scores(frame, chosen)
     mapping = found.mapping
     settings = Settings(
         ci=ci, interval=interval, missing=missing, stderr=stderr,
@@ -195,7 +198,7 @@ def aggregate(
     sort_by = [*keys, "__order"] if keys else ["__order"]
     table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
     table = _with_parameters(table, keys, chosen)
-    return widen(table, keys) if wide else table
+    return widen(table, keys, [column.column for column in chosen]) if wide else table
 
 
 def _group_keys(by: str | Sequence[str] | None) -> list[str]:
@@ -335,8 +338,27 @@ def _with_parameters(
     return table.select(*keys, "metric", *names, *rest)
 
 
-def widen(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """One row per group; for each metric its value and ``<metric>:<statistic>`` columns."""
+def widen(
+    table: pl.DataFrame, keys: list[str], metrics: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """One row per group; for each metric its value and ``<metric>:<statistic>`` columns.
+
+    ``metrics``: the metrics' order, and the columns an empty table widens to (no row
+    says which metrics there are).
+
+    >>> empty = pl.DataFrame(schema={"task": pl.String, "metric": pl.String, "value": pl.Float64,
+    ...     "stderr": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.UInt32,
+    ...     "n_missing": pl.UInt32})
+    >>> widen(empty, ["task"], ["acc"]).columns
+    ['task', 'acc', 'acc:stderr', 'acc:ci_low', 'acc:ci_high', 'acc:n', 'acc:n_missing']
+    """
+    if table.height == 0 and metrics is not None:
+        statistics = ("stderr", "ci_low", "ci_high", "n", "n_missing")
+        schema = {key: table.schema[key] for key in keys}
+        for metric in metrics:
+            schema[metric] = table.schema["value"]
+            schema.update({f"{metric}:{name}": table.schema[name] for name in statistics})
+        return pl.DataFrame(schema=schema)
     parts = []
     for (metric,), part in table.partition_by("metric", as_dict=True, maintain_order=True).items():
         parts.append(

@@ -205,7 +205,8 @@ def compare(
     --------
     Four items; model ``new`` fixes items 2 and 3 and breaks none: McNemar's exact test
     on ``b = 2`` and ``c = 0`` discordant pairs gives ``2 * 0.5**2 = 0.5``. Item 4 has a
-    null score for ``new``: it is counted in ``n_null_pairs``, not paired.
+    null score for ``new``: it is counted in ``n_null_pairs``, not paired (the frame does
+    not record whether that null is a missing answer, so ``missing="exclude"`` says so).
 
     >>> import polars as pl
     >>> scored = pl.DataFrame({
@@ -213,7 +214,7 @@ def compare(
     ...     "sample_id": [1, 2, 3, 4] * 2,
     ...     "squad_em": [1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, None],
     ... })
-    >>> compare(scored, baseline="old").select(
+    >>> compare(scored, baseline="old", missing="exclude").select(
     ...     "model", "n_pairs", "n_null_pairs", "diff", "p_value", "method")
     shape: (1, 6)
     ┌───────┬─────────┬──────────────┬──────────┬─────────┬─────────┐
