@@ -343,8 +343,8 @@ def widen(
 ) -> pl.DataFrame:
     """One row per group; for each metric its value and ``<metric>:<statistic>`` columns.
 
-    ``metrics``: the metrics' order, and the columns an empty table widens to (no row
-    says which metrics there are).
+    ``metrics``: the columns an empty table widens to (no row says which metrics there
+    are; without them, the keys alone).
 
     >>> empty = pl.DataFrame(schema={"task": pl.String, "metric": pl.String, "value": pl.Float64,
     ...     "stderr": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.UInt32,
@@ -352,10 +352,10 @@ def widen(
     >>> widen(empty, ["task"], ["acc"]).columns
     ['task', 'acc', 'acc:stderr', 'acc:ci_low', 'acc:ci_high', 'acc:n', 'acc:n_missing']
     """
-    if table.height == 0 and metrics is not None:
+    if table.height == 0:
         statistics = ("stderr", "ci_low", "ci_high", "n", "n_missing")
         schema = {key: table.schema[key] for key in keys}
-        for metric in metrics:
+        for metric in metrics or ():
             schema[metric] = table.schema["value"]
             schema.update({f"{metric}:{name}": table.schema[name] for name in statistics})
         return pl.DataFrame(schema=schema)
