@@ -152,7 +152,7 @@ def test_the_package_is_callable_and_stays_a_package():
     import inspect
 
     assert list(inspect.signature(ef.extract).parameters) == [
-        "frame", "extractor", "column", "name"
+        "frame", "extractor", "column", "name", "timeout"
     ]
 
 

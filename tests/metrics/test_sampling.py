@@ -20,6 +20,7 @@ from evalframe import EvalframeError
 from evalframe.metrics import avg_at_k, g_pass_at_k, maj_at_k, mg_pass_at_k
 from evalframe.metrics.registry import resolve
 from evalframe.metrics.sampling import threshold_count
+from evalframe.scored import missing_column
 
 
 def exact_g_pass(n: int, c: int, k: int, m: int) -> Fraction:
@@ -256,11 +257,14 @@ def test_registry_names_resolve():
 
 def test_engine_scores_generations():
     frame = pl.DataFrame({"prediction": [["4", "4", "5", "6"], None], "gold": ["4", "4"]})
-    scored = ef.score(frame, ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"])
+    names = ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"]
+    scored = ef.score(frame, names)
     # maj@3: "4" x2 -> 1.0; avg@4: 2/4; g-pass@4_1.0 with n=4, c=2, k=4: need 4 of 2 -> 0.0;
     # mg-pass@2: (2/2) * P(X >= 2), X ~ Hypergeom(4, 2, 2): C(2,2)/C(4,2) = 1/6
-    assert scored.row(0)[2:] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
-    assert scored.row(1)[2:] == (None, None, None, None)
+    assert scored.select(names).row(0) == pytest.approx((1.0, 0.5, 0.0, 1 / 6))
+    # no generations: a missing answer, flagged, and scored as the worst score in the column
+    assert scored.select(names).row(1) == (0.0, 0.0, 0.0, 0.0)
+    assert [scored[missing_column(name)].to_list() for name in names] == [[False, True]] * 4
 
 
 # ------------------------------------------------------- extractor=, gold_extractor=, equivalence=
@@ -342,7 +346,7 @@ def test_options_through_requests_and_their_errors():
     scored = ef.score(frame, ["avg@2(extractor=lighteval_letters)",
                               "maj@2(extractor='lighteval_letters', vote=answer)"])
     # avg: A, B vs A -> 1/2; maj (answers A, B tie) -> A -> 1.0
-    assert scored.row(0)[2:] == (0.5, 1.0)
+    assert scored.row(0)[2:4] == (0.5, 1.0)
     with pytest.raises(EvalframeError, match="extractor='nope' is unknown"):
         ef.score(frame, ["avg@2(extractor=nope)"])
     with pytest.raises(EvalframeError, match="equivalence"):

@@ -8,8 +8,9 @@ would score, as a ``Struct`` of two fields (:data:`EXTRACTION`):
   ``"[invalid]"``), or null where the reference gives nothing (MMLU-Pro's ``pred``);
   a null answer is a missing answer, which ``aggregate`` counts (``n_missing``);
 - ``rule`` (``String``): which rule of the extractor fired (``"answer_is"``,
-  ``"boxed"``, ``"strict-match"``...), ``"none"`` where nothing was found, null where
-  the response is null.
+  ``"boxed"``, ``"strict-match"``...), ``"none"`` where nothing was found, ``"timeout"``
+  where an extractor that parses ran out of time on the response (its answer is null),
+  null where the response is null.
 
 Every metric that extracts takes ``extractor=``: a name from this table, an
 :class:`Extractor`, or a function from ``pl.Expr`` to ``pl.Expr`` (returning the
