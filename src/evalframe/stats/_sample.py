@@ -209,7 +209,7 @@ def _finish(
             "signature": pl.Series(signatures, dtype=pl.String),
         }
     )
-    # No rows: no value. (A NaN mean of NaN scores is a real outcome and stays NaN.)
+    # No rows: no value. (NaN scores never get here: aggregate refuses them first.)
     result = result.with_columns(
         pl.when(pl.col("n") > 0).then(pl.col("value")).otherwise(None).alias("value"),
         pl.col("stderr").fill_nan(None),
