@@ -9,23 +9,46 @@ has it), ``choices`` and, for TruthfulQA, ``len_mc1``.
 
 ``acc_golds_likelihood.json`` stays in ``lighteval_cases.SKIPPED_FILES``: it scores
 per-gold greedy-decoding flags (``argmax_logits_eq_gold``), not choice log-probabilities.
+
+Most cases give *probabilities* as ``logprobs`` (``[0.1, 0.8, 0.1]``), which lighteval
+takes as they are. evalframe refuses a log-probability above 0 (a probability above 1),
+so such a case gets their logarithms (``log 0 = -inf``): the logarithm is increasing, so
+every argmax and ranking lighteval computes (acc, mrr, recall, mc1) is the same. MC2, a
+softmax, is not order-only; the two TruthfulQA cases whose MC2 targets have probability
+0 (``log 0 = -inf`` for both: no probability mass, NaN) are skipped for that reason.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import polars as pl
 
 from tests.conformance.lighteval_cases import Case, Check
 
+#: Log-probabilities up to this much above 0 are rounding (evalframe.metrics._logprob).
+TOLERANCE = 1e-6
+
+
+def log_probabilities(values: list[float]) -> list[float]:
+    """The case's ``logprobs``, or their logarithms where they are probabilities (some above 0).
+
+    >>> log_probabilities([-2.0, -0.5]), log_probabilities([0.5, 0.0])
+    ([-2.0, -0.5], [-0.6931471805599453, -inf])
+    """
+    if all(value <= TOLERANCE for value in values):
+        return values
+    return [math.log(value) if value > 0 else -math.inf for value in values]
+
 
 def choice_frame(case: Case) -> pl.DataFrame:
     """The one-row evalframe input for a log-probability case."""
     doc = case.data["doc"]
     gold = doc.get("gold_index", 0)
+    values = [float(value) for value in case.data["model_response"]["logprobs"]]
     data = {
-        "choice_logprobs": [[float(value) for value in case.data["model_response"]["logprobs"]]],
+        "choice_logprobs": [log_probabilities(values)],
         "gold_index": [gold],
         "choices": [list(doc["choices"])],
     }
@@ -82,4 +105,15 @@ SKIPPED_CASES: dict[tuple[str, str], str] = {
         "block (choices 4 and 5, both true, as lm-eval's labels == 1 would) and gives 1.0. "
         "mc1 agrees (0.0: choice 1 is the most likely of the first four)"
     ),
+    **{
+        ("truthfulqa_mc_metrics.json", name): (
+            "the case gives probabilities as log-probabilities ([0.8, 0.1, 0.1, 0.0, 0.0] "
+            "style), which evalframe refuses (a log-probability above 0); their logarithms "
+            "keep mc1 (an argmax) but make the MC2 targets [0.0, 0.0] log-probabilities -inf, "
+            "no probability mass: mc2 is NaN, where lighteval's softmax of the raw numbers "
+            "gives 1.0. mc1 agrees"
+        )
+        for name in ("TruthfulQA MC Metrics - Correct Answer",
+                     "TruthfulQA MC Metrics - Wrong Answer")
+    },
 }

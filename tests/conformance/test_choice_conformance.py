@@ -16,7 +16,10 @@ References, called on every row:
 
 Exact equality for accuracies, 1e-12 relative for floats (NaN equal to NaN). Rows where a
 reference raises, or where evalframe deliberately differs (see the metrics' divergences),
-are checked to be exactly the documented ones.
+are checked to be exactly the documented ones. Rows holding values no probability has (a
+NaN, ``+inf`` or positive log-probability, a non-finite unconditioned one, a token count
+below 1), which both references score, are refused by evalframe: they are left out of
+the comparisons and checked to raise (:func:`test_impossible_values_are_refused`).
 """
 
 from __future__ import annotations
@@ -266,9 +269,48 @@ def frame(rows: Sequence[Row]) -> pl.DataFrame:
     )
 
 
-def ours(rows: Sequence[Row], metrics: Sequence[str]) -> dict[str, list[float]]:
-    scored = ef.score(frame(rows), list(metrics))
-    return {metric: scored[metric].to_list() for metric in metrics}
+#: Log-probabilities up to this much above 0 are rounding (evalframe.metrics._logprob).
+TOLERANCE = 1e-6
+
+
+class _Refused:
+    """Stands for the score of a row evalframe refuses (its values are no probabilities)."""
+
+    def __repr__(self) -> str:
+        return "REFUSED"
+
+
+REFUSED = _Refused()
+
+
+def _no_log_probability(value: float, *, minus_inf: bool = True) -> bool:
+    return math.isnan(value) or value > TOLERANCE or (not minus_inf and value == -INF)
+
+
+def admissible(row: Row, metric: str) -> bool:
+    """Whether evalframe scores ``row`` for ``metric`` (written out from the rules, not
+    asked of evalframe): log-probabilities <= 0 (+ rounding) and not NaN; for token
+    normalisations counts >= 1; for PMI finite unconditioned log-probabilities."""
+    if any(_no_log_probability(value) for value in row.lp):
+        return False
+    if "token" in metric and any(count < 1 for count in row.tokens):
+        return False
+    pmi = "pmi" in metric
+    return not (pmi and any(_no_log_probability(v, minus_inf=False) for v in row.uncond))
+
+
+def ours(rows: Sequence[Row], metrics: Sequence[str]) -> dict[str, list[Any]]:
+    """evalframe's scores of the rows it accepts for each metric, REFUSED for the others."""
+    out = {}
+    for metric in metrics:
+        kept = [i for i, row in enumerate(rows) if admissible(row, metric)]
+        values: list[Any] = [REFUSED] * len(rows)
+        if kept:
+            scored = ef.score(frame([rows[i] for i in kept]), [metric])[metric].to_list()
+            for i, value in zip(kept, scored, strict=True):
+                values[i] = value
+        out[metric] = values
+    return out
 
 
 def same(got: float, want: float, rel: float = 0.0) -> bool:
@@ -285,7 +327,7 @@ def compare(rows, got, want, *, rel=0.0, skip=lambda row: False, what=""):
     """Every row agrees, except rows ``skip`` selects; returns the rows compared."""
     compared = 0
     for index, (row, value, expected) in enumerate(zip(rows, got, want, strict=True)):
-        if skip(row):
+        if skip(row) or value is REFUSED:
             continue
         assert not isinstance(expected, Exception), (what, index, row, expected)
         assert same(value, expected, rel), f"{what} row {index} {row}: {value} != {expected}"
@@ -343,7 +385,8 @@ def test_brier_score_equals_lm_eval(rows):
 @needs_lm_eval
 def test_brier_score_mean_equals_lm_eval_aggregation():
     rows = [row for row in random_rows(13, 3000, list_gold=False) if len(row.lp) == 4
-            and all(math.isfinite(value) and abs(value) < 700 for value in row.lp)]
+            and all(math.isfinite(value) and abs(value) < 700 for value in row.lp)
+            and admissible(row, "brier_score")]
     items = [lm_eval_scores(row, ["brier_score"])["brier_score"] for row in rows]
     table = ef.aggregate(ef.score(frame(rows), ["brier_score"]))
     assert table["value"].item() == pytest.approx(LM_EVAL.brier_score(items), rel=1e-12)
@@ -472,7 +515,7 @@ def test_prob_norm_equals_lighteval_normalized_multichoice_probability(rows, nor
     # Where lighteval's exp(s) under- or overflows, evalframe is the exact value.
     for row, value in zip(rows, got, strict=True):
         scores = _scores(row, normalization)
-        if scores is not None and not _in_exp_range(scores):
+        if value is not REFUSED and scores is not None and not _in_exp_range(scores):
             assert same(value, exact_softmax_mass(scores, row.golds), 1e-12), (row, value)
 
 
@@ -517,7 +560,11 @@ def test_recall_tie_divergence_is_the_documented_one():
 
 
 def truthfulqa_rows(seed: int, count: int, *, gaps: bool) -> list[tuple[Row, int]]:
-    """(row, len_mc1) in lighteval's layout: gold 0, then the true MC2 answers."""
+    """(row, len_mc1) in lighteval's layout: gold 0, then the true MC2 answers.
+
+    Only rows evalframe accepts (see :func:`admissible`; the others raise, which
+    :func:`test_impossible_values_are_refused` checks).
+    """
     rng = random.Random(seed)
     out = []
     for _ in range(count):
@@ -531,7 +578,9 @@ def truthfulqa_rows(seed: int, count: int, *, gaps: bool) -> list[tuple[Row, int
         else:  # lighteval's layout: the true MC2 answers come first
             true = list(range(rng.randint(1, n2)))
         golds = [0] + [mc1 + t for t in true]
-        out.append((Row(lp, golds, ["x"] * len(lp), [1] * len(lp), [0.0] * len(lp)), mc1))
+        row = Row(lp, golds, ["x"] * len(lp), [1] * len(lp), [0.0] * len(lp))
+        if admissible(row, "mc2"):
+            out.append((row, mc1))
     return out
 
 
@@ -604,6 +653,27 @@ def test_mc1_mc2_equal_lighteval_truthfulqa_mc_metrics(gaps):
     assert gaps == (diverged > 0)
 
 
+# --- values no probability has -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["acc", "acc_token", "acc_pmi", "prob_norm", "mc1"])
+def test_impossible_values_are_refused(metric):
+    """Rows the references score although their values are no probabilities raise here."""
+    rows = adversarial_rows(list_gold=False) + random_rows(14, 400, list_gold=False)
+    refused = [row for row in rows if not admissible(row, metric)]
+    kept = [row for row in rows if admissible(row, metric)]
+    assert len(refused) > 20 and len(kept) > 200
+    if metric in ("acc", "acc_pmi") and LM_EVAL is not None:
+        # lm-eval gives them a score (NaN and +inf win numpy.argmax)
+        name = "acc_mutual_info" if metric == "acc_pmi" else "acc"
+        assert all(isinstance(lm_eval_scores(row, [name])[name], float)
+                   for row in refused if len(row.golds) == 1)
+    assert len(ef.score(frame(kept), [metric])) == len(kept)
+    for row in refused[:40]:
+        with pytest.raises(ef.EvalframeError, match="have (a log-probability|a token count)"):
+            ef.score(frame([kept[0], row, kept[1]]), [metric])
+
+
 # --- lighteval's own fixture cases -------------------------------------------------------
 
 
@@ -631,6 +701,14 @@ def test_lighteval_fixture_case(case):
     tolerance = case.data.get("tolerance", 1e-2)
     requests = {check.key: check.metric for check in checks}
     scored = ef.score(data, requests)
+    if (case.file, case.name) in SKIPPED_CASES and not case.name.endswith("Gold Indices"):
+        # probabilities given as log-probabilities: the MC2 targets' logarithms are -inf,
+        # no probability mass, mc2 NaN (which aggregate refuses); mc1 agrees
+        assert scored["truthfulqa_mc1"].item() == float(expected["truthfulqa_mc1"])
+        assert math.isnan(scored["truthfulqa_mc2"].item())
+        with pytest.raises(ef.EvalframeError, match="'truthfulqa_mc2': 1 row.* NaN score"):
+            ef.aggregate(scored, metrics=requests)
+        return
     table = ef.aggregate(scored, metrics=requests).rows_by_key("metric", named=True, unique=True)
     results = {check.key: table[check.key]["value"] for check in checks}
     if (case.file, case.name) in SKIPPED_CASES:

@@ -105,6 +105,14 @@ def random_loglikelihoods(rng: random.Random, count: int) -> list[float]:
     return out
 
 
+def empty_documents_score_zero(docs: list[str], loglikelihoods: list[float]) -> list[float]:
+    """Log-likelihood 0 for empty documents, as lm-eval scores them (no token windows).
+
+    evalframe refuses a log-likelihood on 0 bytes (see ``test_impossible_values_...``).
+    """
+    return [0.0 if doc == "" else ll for doc, ll in zip(docs, loglikelihoods, strict=True)]
+
+
 def lm_eval_items(docs: list[str], loglikelihoods: list[float]) -> dict[str, list]:
     """What the harness aggregates: process_results of each document, by metric."""
     items: dict[str, list] = {"word_perplexity": [], "byte_perplexity": [], "bits_per_byte": []}
@@ -175,7 +183,7 @@ def test_counts_equal_lm_eval_on_adversarial_documents():
 def test_statistics_equal_process_results_on_random_documents(seed):
     rng = random.Random(seed)
     docs = random_docs(rng, 3000)
-    loglikelihoods = random_loglikelihoods(rng, 3000)
+    loglikelihoods = empty_documents_score_zero(docs, random_loglikelihoods(rng, 3000))
     frame = pl.DataFrame({"loglikelihood": loglikelihoods, "text": docs})
     scored = ef.score(frame, ["word_perplexity", "byte_perplexity", "bits_per_byte"])
     items = lm_eval_items(docs, loglikelihoods)
@@ -195,7 +203,7 @@ def test_statistics_equal_process_results_on_random_documents(seed):
 def test_scores_equal_lm_eval_on_thousands_of_random_rows(seed):
     rng = random.Random(seed)
     docs = random_docs(rng, 4000)
-    loglikelihoods = random_loglikelihoods(rng, 4000)
+    loglikelihoods = empty_documents_score_zero(docs, random_loglikelihoods(rng, 4000))
     reference = lm_eval_scores(docs, loglikelihoods)
     ours = evalframe_scores(docs, loglikelihoods)
     for name in reference:
@@ -211,6 +219,8 @@ def test_token_perplexity_is_weighted_perplexity_over_tokens():
     rng = random.Random(4)
     loglikelihoods = random_loglikelihoods(rng, 5000)
     tokens = [rng.randint(0, 2048) for _ in loglikelihoods]
+    # a row of no tokens predicted nothing: log-likelihood 0
+    loglikelihoods = [0.0 if n == 0 else ll for ll, n in zip(loglikelihoods, tokens, strict=True)]
     reference = lm_metrics.weighted_perplexity(list(zip(loglikelihoods, tokens, strict=True)))
     frame = pl.DataFrame({"loglikelihood": loglikelihoods, "n_tokens": tokens})
     value = ef.aggregate(ef.score(frame, ["token_perplexity"]), bootstrap=2)["value"].item()
@@ -224,11 +234,9 @@ def test_token_perplexity_is_weighted_perplexity_over_tokens():
         ([-1e-300, -2.5e-308], ["x", "y"]),
         ([-700.0, -1e-3], ["ab", "cd"]),  # near the overflow threshold per byte
         ([-1.0, -math.inf], ["a", "b"]),  # -inf: inf in both
-        ([-1.0, math.inf], ["a", "b"]),  # +inf: 0.0 in both (bits per byte -inf)
-        ([-math.inf, math.inf], ["a", "b"]),  # NaN in both
-        ([-1.0, math.nan, -3.0], ["a", "b", "c"]),  # NaN propagates in both
-        ([-5.0] * 7, ["\u3000", "\x1c", "\u00a0\u00a0", "", " a ", "東京", "👩‍🔬"]),
-        ([1.5, 0.3], ["positive", "log-likelihoods"]),  # not rejected by either
+        ([-5.0, -5.0, -5.0, 0.0, -5.0, -5.0, -5.0],
+         ["\u3000", "\x1c", "\u00a0\u00a0", "", " a ", "東京", "👩‍🔬"]),
+        ([1e-6, 4e-7, -2.0], ["rounding", "above", "zero"]),  # tolerated, summed as given
     ],
 )
 def test_adversarial_loglikelihoods_equal_lm_eval(loglikelihoods, docs):
@@ -236,6 +244,37 @@ def test_adversarial_loglikelihoods_equal_lm_eval(loglikelihoods, docs):
     ours = evalframe_scores(docs, loglikelihoods)
     for name in reference:
         assert_close(ours[name], reference[name], name)
+
+
+@pytest.mark.parametrize(
+    ("loglikelihoods", "docs", "what"),
+    [
+        ([-1.0, math.inf], ["a", "b"], "a loglikelihood above 0"),  # lm-eval: 0.0
+        ([-math.inf, math.inf], ["a", "b"], "a loglikelihood above 0"),  # lm-eval: NaN
+        ([-1.0, math.nan, -3.0], ["a", "b", "c"], "a NaN loglikelihood"),  # lm-eval: NaN
+        ([1.5, 0.3], ["positive", "log-likelihoods"], "a loglikelihood above 0"),
+    ],
+)
+def test_impossible_values_lm_eval_scores_evalframe_refuses(loglikelihoods, docs, what):
+    reference = lm_eval_scores(docs, loglikelihoods)
+    # lm-eval gives a number (or NaN), here below 1 for the positive log-likelihoods
+    assert all(isinstance(value, float) for value in reference.values())
+    if loglikelihoods == [1.5, 0.3]:
+        assert reference["word_perplexity"] == math.exp(-1.8 / 2) < 1
+    frame = pl.DataFrame({"loglikelihood": loglikelihoods, "text": docs})
+    for name in reference:
+        with pytest.raises(ef.EvalframeError, match=what):
+            ef.score(frame, [name])
+
+
+def test_an_empty_document_with_a_loglikelihood_lm_eval_scores_evalframe_refuses():
+    # lm-eval's own pipeline gives an empty document 0.0 (get_rolling_token_windows yields
+    # nothing); -2 on 0 bytes only inflates the others' perplexity there
+    items = lm_eval_items(["abc", ""], [-1.0, -2.0])
+    assert lm_metrics.weighted_perplexity(items["byte_perplexity"]) == math.exp(3 / 3)
+    frame = pl.DataFrame({"loglikelihood": [-1.0, -2.0], "text": ["abc", ""]})
+    with pytest.raises(ef.EvalframeError, match="n_bytes = 0 with a log-likelihood other"):
+        ef.score(frame, ["byte_perplexity"])
 
 
 def test_overflow_lm_eval_raises_evalframe_gives_inf():
@@ -253,12 +292,12 @@ def test_overflow_lm_eval_raises_evalframe_gives_inf():
 
 
 def test_no_bytes_lm_eval_raises_evalframe_gives_nan():
-    items = lm_eval_items(["", ""], [-1.0, -2.0])
+    items = lm_eval_items(["", ""], [0.0, 0.0])
     with pytest.raises(ZeroDivisionError):
         lm_metrics.weighted_perplexity(items["byte_perplexity"])
     with pytest.raises(ZeroDivisionError):
         lm_metrics.bits_per_byte(items["bits_per_byte"])
-    ours = evalframe_scores(["", ""], [-1.0, -2.0])
+    ours = evalframe_scores(["", ""], [0.0, 0.0])
     assert math.isnan(ours["byte_perplexity"]) and math.isnan(ours["bits_per_byte"])
     # ...while each empty document is one word in lm-eval's count
     assert_close(

@@ -152,7 +152,7 @@ def test_the_package_is_callable_and_stays_a_package():
     import inspect
 
     assert list(inspect.signature(ef.extract).parameters) == [
-        "frame", "extractor", "column", "name"
+        "frame", "extractor", "column", "name", "timeout"
     ]
 
 
@@ -185,3 +185,42 @@ def test_the_documentation_examples_run():
     ]
     for name in ("boxed", "gsm8k_answer", "last_number"):
         assert f"| `{name}` |" in own, name
+
+
+def _no_expression(text):
+    """A custom extractor someone forgot to finish: it returns nothing."""
+    text.str.extract(r"(\d+)")
+
+
+def _per_string(text):
+    """Written for one string, not for a polars expression."""
+    return text.strip().split()[-1]
+
+
+@pytest.mark.parametrize(
+    ("function", "found"),
+    [
+        (_no_expression, "returned None, not a polars expression"),
+        (lambda text: "42", "returned str '42', not a polars expression"),
+        (lambda text: pl.Series(["42"]), "returned Series"),
+        (_per_string, "failed when given a polars expression \\(AttributeError: "),
+    ],
+)
+def test_a_custom_extractor_that_gives_no_expression_is_named(frame, function, found):
+    name = f"custom:{function.__name__}"
+    with pytest.raises(EvalframeError, match=f"^extract: extractor {re.escape(repr(name))} "
+                       f"{found}"):
+        ef.extract(frame, function)
+    with pytest.raises(EvalframeError, match=re.escape(repr(name))):
+        ef.extract(frame.lazy(), {"mine": function, "boxed": "boxed"})
+    with pytest.raises(EvalframeError,
+                       match=f"^extraction_expr: extractor {re.escape(repr(name))}"):
+        ef.extraction_expr(function)
+    # ...and in a metric's extractor= option, named with the metric
+    with pytest.raises(EvalframeError, match=f"^metric 'exact_match': extractor "
+                       f"{re.escape(repr(name))}"):
+        ef.metrics.exact_match("prediction", "gold", extractor=function)
+    # an Extractor object of the user's own is checked the same way
+    mine = ef.extract.table.Extractor("mine", function, "nothing", "a broken one")
+    with pytest.raises(EvalframeError, match="^extract: extractor 'mine' "):
+        ef.extract(frame, mine)

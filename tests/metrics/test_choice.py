@@ -57,24 +57,23 @@ def same(got: list, want: list) -> bool:
 # --- accuracies --------------------------------------------------------------------------
 
 
-def test_acc_argmax_ties_nan_and_infinities():
+def test_acc_argmax_ties_and_infinities():
     got = score(
         "acc",
         choice_logprobs=[
             [-1.0, -2.0, -3.0],  # argmax 0
             [-2.0, -0.5],  # argmax 1, golds [0, 1]
             [-1.0, -1.0, -3.0],  # tie: the first index (0) wins, gold 1 loses
-            [-1.0, NAN, 0.0, NAN],  # the first NaN (1) wins, although 0.0 is larger
-            [-1.0, NAN, 0.0, NAN],  # ... so the second NaN (3) loses
-            [-1.0, INF, INF],  # +inf beats every finite value; the first +inf wins
+            [-1.0, -INF, -0.5],  # -inf (probability 0) loses to every finite value
             [-INF, -INF],  # all -inf: a tie, index 0
             [-3.0],  # one choice
             [-0.0, 0.0],  # -0.0 == 0.0: a tie, index 0
             [-1e308, -1e-320],  # the subnormal -1e-320 is the larger
+            [-1.0, 5e-7, 0.0],  # 5e-7 is rounding, accepted as given: it beats 0.0
         ],
-        gold_index=[[0], [0, 1], [1], [1], [3], [1], [0], [0], [1], [1]],
+        gold_index=[[0], [0, 1], [1], [2], [0], [0], [1], [1], [1]],
     )
-    assert got == [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+    assert got == [1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
 
 
 def test_acc_int_and_list_gold_agree():
@@ -129,22 +128,23 @@ def test_acc_bytes_divides_by_utf8_length():
 
 
 def test_acc_token_and_acc_pmi():
-    # -6/3 = -2 > -4/1 = -4: index 0; a count of 0: -4/0 = -inf, index 0 again
+    # -6/3 = -2 > -4/1 = -4: index 0; -6/6 = -1 > -4/2 = -2: index 0 again
     assert score("acc_token", choice_logprobs=[[-6.0, -4.0], [-6.0, -4.0]], gold_index=[0, 0],
-                 choice_token_counts=[[3, 1], [3, 0]]) == [1.0, 1.0]
-    # PMI: -3 - (-1) = -2 and -5 - (-6) = 1: index 1; inf - inf = NaN wins
-    assert score("acc_pmi", choice_logprobs=[[-3.0, -5.0], [-1.0, INF]], gold_index=[1, 1],
-                 unconditioned_logprobs=[[-1.0, -6.0], [-9.0, INF]]) == [1.0, 1.0]
+                 choice_token_counts=[[3, 1], [6, 2]]) == [1.0, 1.0]
+    # PMI: -3 - (-1) = -2 and -5 - (-6) = 1: index 1; -1 - (-9) = 8 and -inf - (-1) = -inf:
+    # index 0, so gold 1 loses
+    assert score("acc_pmi", choice_logprobs=[[-3.0, -5.0], [-1.0, -INF]], gold_index=[1, 1],
+                 unconditioned_logprobs=[[-1.0, -6.0], [-9.0, -1.0]]) == [1.0, 0.0]
 
 
 # --- probabilities -----------------------------------------------------------------------
 
 
 def test_prob_is_the_best_gold_probability():
-    got = score("prob", choice_logprobs=[[-0.5, -2.0, -0.1], [-3.0], [NAN, -1.0]],
-                gold_index=[[0, 1], [0], [0, 1]])
-    # max(e^-0.5, e^-2) = e^-0.5 (choice 2 is not gold); e^-3; a NaN gold gives NaN
-    assert same(got, [math.exp(-0.5), math.exp(-3.0), NAN])
+    got = score("prob", choice_logprobs=[[-0.5, -2.0, -0.1], [-3.0], [-INF, -1.0]],
+                gold_index=[[0, 1], [0], [0]])
+    # max(e^-0.5, e^-2) = e^-0.5 (choice 2 is not gold); e^-3; e^-inf = 0
+    assert same(got, [math.exp(-0.5), math.exp(-3.0), 0.0])
     tokens = score("prob(normalization=token)", choice_logprobs=[[-2.0, -6.0]],
                    gold_index=[[0, 1]], choice_token_counts=[[2, 3]])
     assert same(tokens, [math.exp(-1.0)])  # max(e^(-2/2), e^(-6/3))
@@ -153,14 +153,13 @@ def test_prob_is_the_best_gold_probability():
 def test_prob_norm_softmax_is_stable():
     got = score(
         "prob_norm",
-        choice_logprobs=[[-1.0, -1.0, -2.0], [-1000.0, -1001.0], [-INF, -INF], [NAN, -1.0],
-                         [INF, -1.0], [INF, -1.0], [800.0, 799.0]],
-        gold_index=[[0], [0], [0], [1], [1], [0], [1]],
+        choice_logprobs=[[-1.0, -1.0, -2.0], [-1000.0, -1001.0], [-INF, -INF], [-INF, -1.0],
+                         [-INF, -1.0]],
+        gold_index=[[0], [0], [0], [1], [0]],
     )
     # e^-1 / (2e^-1 + e^-2) = 1 / (2 + e^-1); 1 / (1 + e^-1), where exp(-1000) underflows;
-    # every probability 0: 0.0 (lighteval's safe_divide); NaN spreads; e^-1 / inf = 0.0 and
-    # inf / inf = NaN (lighteval's own values there); e^-1 / (1 + e^-1), where exp overflows
-    want = [1 / (2 + 1 / E), 1 / (1 + 1 / E), 0.0, NAN, 0.0, NAN, (1 / E) / (1 + 1 / E)]
+    # every probability 0: 0.0 (lighteval's safe_divide); e^-1 / (0 + e^-1) = 1 and 0 / e^-1
+    want = [1 / (2 + 1 / E), 1 / (1 + 1 / E), 0.0, 1.0, 0.0]
     assert same(got, want)
 
 
@@ -182,13 +181,14 @@ def test_prob_norm_normalizations():
 def test_brier_score():
     got = score("brier_score",
                 choice_logprobs=[[0.0, 0.0], [-INF, 0.0], [math.log(0.75), math.log(0.25)],
-                                 [NAN, 0.0], [-INF, -INF]],
-                gold_index=[0, 1, 1, 0, 0])
+                                 [-INF, -INF]],
+                gold_index=[0, 1, 1, 0])
     # p = [.5, .5]: .25 + .25; p = [0, 1] on gold 1: 0; p = [.75, .25], gold 1:
-    # .75^2 + .75^2 = 1.125; NaN; all -inf: -inf - (-inf) is NaN (lm_eval.utils.softmax)
+    # .75^2 + .75^2 = 1.125; all -inf: -inf - (-inf) is NaN (lm_eval.utils.softmax), which
+    # aggregate and compare then refuse
     assert same(got[:2], [0.5, 0.0])
     assert got[2] == pytest.approx(1.125, rel=1e-15)
-    assert math.isnan(got[3]) and math.isnan(got[4])
+    assert math.isnan(got[3])
     assert resolve("brier_score")[0].higher_is_better is False
 
 
@@ -199,23 +199,26 @@ def test_mrr():
     got = score(
         "mrr",
         choice_logprobs=[[-1.0, -1.0, -3.0], [-1.0, -2.0, -3.0], [-1.0, -2.0, -3.0],
-                         [NAN, -1.0], [NAN, -1.0], [INF, -INF, 0.0]],
-        gold_index=[[1], [2], [1, 2], [1], [0], [1]],
+                         [-1.0, -INF, 0.0]],
+        gold_index=[[1], [2], [1, 2], [1]],
     )
     # a tie with the top shares rank 0 -> 1; two above -> 1/3; best gold has one above ->
-    # 1/2; NaN ranks first -> 1/2 and 1; -inf below inf and 0 -> 1/3
-    assert same(got, [1.0, 1 / 3, 0.5, 0.5, 1.0, 1 / 3])
-    normalized = score("mrr(length_normalization=true)", choice_logprobs=[[-4.0, -2.0]],
-                       gold_index=[[1]], choices=[["aaaa", "b"]])
-    assert normalized == [0.5]  # [-4/4, -2/1] = [-1, -2]: gold 1 is second
+    # 1/2; -inf below -1 and 0 -> 1/3
+    assert same(got, [1.0, 1 / 3, 0.5, 1 / 3])
+    normalized = score("mrr(length_normalization=true)", choice_logprobs=[[-4.0, -2.0]] * 3
+                       + [[0.0, -1.0]] * 2, gold_index=[[1], [1], [1], [1], [0]],
+                       choices=[["aaaa", "b"]] * 3 + [["", "b"]] * 2)
+    # [-4/4, -2/1] = [-1, -2]: gold 1 is second; an empty choice of log-probability 0 is
+    # 0 / 0 = NaN, which ranks first: 1/2 for gold 1, 1 for gold 0
+    assert normalized == [0.5, 0.5, 0.5, 0.5, 1.0]
     assert score("mrr", choice_logprobs=[[-4.0, -2.0]], gold_index=[[1]]) == [1.0]
 
 
 def test_recall_at_k():
-    lp = [[-1.0, -2.0, -3.0]] * 3 + [[0.0, 0.0, 0.0]] * 2 + [[-1.0, NAN, -2.0]]
-    gold = [[2], [2], [1], [0], [2], [2]]
+    lp = [[-1.0, -2.0, -3.0]] * 3 + [[0.0, 0.0, 0.0]] * 2 + [[-1.0, -INF, -2.0]]
+    gold = [[2], [2], [1], [0], [2], [1]]
     # top 2 of [-1, -2, -3]: {0, 1}; ties go to the first index: top 2 of [0, 0, 0] is
-    # {0, 1}; NaN first: top 2 of [-1, NaN, -2] is {1, 0}
+    # {0, 1}; -inf last: top 2 of [-1, -inf, -2] is {0, 2}
     assert score("recall@2", choice_logprobs=lp, gold_index=gold) == [0.0, 0.0, 1.0, 1.0, 0.0,
                                                                       0.0]
     assert score("recall@3", choice_logprobs=lp, gold_index=gold) == [1.0] * 6
@@ -235,10 +238,10 @@ def test_recall_k_must_be_positive():
 
 
 def test_mc1():
-    lp = [[-1.0, -2.0, -0.5], [-1.0, -0.5, -2.0], [-1.0, -2.0, NAN], [-1.0, -1.0, -3.0]]
-    # the first two choices compete: 0 wins, 1 wins, 0 wins (the NaN is MC2's), a tie: 0
+    lp = [[-1.0, -2.0, -0.5], [-1.0, -0.5, -2.0], [-1.0, -2.0, -0.1], [-1.0, -1.0, -3.0]]
+    # the first two choices compete: 0 wins, 1 wins, 0 wins (the -0.1 is MC2's), a tie: 0
     assert score("mc1", choice_logprobs=lp, len_mc1=[2, 2, 2, 2]) == [1.0, 0.0, 1.0, 1.0]
-    # without len_mc1 every choice competes: 2 wins, 1, NaN at 2, tie at 0
+    # without len_mc1 every choice competes: 2 wins, 1, 2, tie at 0
     assert score("mc1", choice_logprobs=lp) == [0.0, 0.0, 0.0, 1.0]
 
 
@@ -283,8 +286,11 @@ NULL_CASES = {
 
 @pytest.mark.parametrize("metric", sorted(NULL_CASES))
 def test_null_inputs_and_null_entries_give_null(metric):
-    got = score(metric, **NULL_CASES[metric])
-    assert got[0] is not None and got[1:] == [None, None, None]
+    # at the expression level (ef.score then scores a missing answer as the worst score)
+    spec, _ = resolve(metric)
+    columns = NULL_CASES[metric]
+    got = frame(**columns).select(spec.function(**{c: c for c in columns}).alias(metric))
+    assert got[metric][0] is not None and got[metric].to_list()[1:] == [None, None, None]
 
 
 def test_null_gold_rows_still_check_the_choices():
@@ -301,7 +307,7 @@ def _raises(metric: str, pattern: str, **columns) -> str:
         ef.score(frame(**columns), [metric])
     message = str(error.value)
     assert re.search(pattern, message), message
-    assert message.startswith(f"metric {metric!r}: "), message
+    assert message.startswith(f"metric {metric.split('(')[0]!r}: "), message
     return message
 
 
@@ -344,9 +350,74 @@ def test_unequal_lists_raise(metric, role, other):
     assert f"{role}=" in message  # the other column's value is shown
 
 
-def test_negative_token_count_raises():
-    _raises("acc_token", r"1 row\(s\) have a negative count in 'choice_token_counts'",
-            choice_logprobs=[[-1.0, -2.0]], gold_index=[0], choice_token_counts=[[1, -2]])
+@pytest.mark.parametrize(
+    "metric", ["acc_token", "prob(normalization=token)", "prob_norm(normalization=token)"]
+)
+def test_token_counts_below_one_raise(metric):
+    # a log-probability over 0 tokens is divided by 0 (lighteval: ZeroDivisionError)
+    message = _raises(
+        metric, r"2 row\(s\) have a token count below 1 in 'choice_token_counts'.*"
+        r"expected token counts >= 1",
+        choice_logprobs=[[-1.0, -2.0]] * 3, gold_index=[[0]] * 3,
+        choice_token_counts=[[1, 2], [1, -2], [0, 3]],
+    )
+    assert "First offending row: 1" in message and "choice_token_counts=[1, -2]" in message
+
+
+IMPOSSIBLE = [
+    ("NaN", [-1.0, NAN]),
+    ("+inf", [INF, -1.0]),  # lm-eval: +inf wins every argmax
+    ("positive", [-1.0, 0.5]),
+    ("just past the tolerance", [2e-6, -1.0]),
+]
+
+
+@pytest.mark.parametrize("metric", INVARIANT_METRICS_ALL := [
+    "acc", "acc_norm", "acc_bytes", "acc_token", "acc_pmi", "prob", "prob_norm", "mrr",
+    "recall@2", "brier_score", "mc1", "mc2"])
+@pytest.mark.parametrize(("kind", "bad"), IMPOSSIBLE, ids=[kind for kind, _ in IMPOSSIBLE])
+def test_impossible_log_probabilities_raise(metric, kind, bad):
+    lp = [[-1.0, -2.0], bad, [-3.0, -1.0], bad]
+    message = _raises(
+        metric, r"2 row\(s\) have a log-probability in 'choice_logprobs' that is NaN or above "
+        r"0 \(\+inf included\).*expected a log-probability: <= 0 \(up to 1e-06 above 0 is "
+        r"taken as rounding\); -inf \(probability 0\) is allowed",
+        choice_logprobs=lp, gold_index=[[0], [1], [1], [0]], choices=[["a", "b"]] * 4,
+        choice_token_counts=[[1, 1]] * 4, unconditioned_logprobs=[[-1.0, -1.0]] * 4,
+        len_mc1=[1] * 4,
+    )
+    assert "First offending row: 1" in message
+
+
+@pytest.mark.parametrize("metric", ["acc_pmi", "prob_norm(normalization=pmi)"])
+@pytest.mark.parametrize("bad", [NAN, INF, -INF, 0.5])
+def test_unconditioned_log_probabilities_must_be_finite(metric, bad):
+    # PMI subtracts them: -inf would make the choice's score +inf (or NaN against -inf)
+    _raises(
+        metric, r"1 row\(s\) have a log-probability in 'unconditioned_logprobs' that is NaN, "
+        r"infinite or above 0.*First offending row: 0",
+        choice_logprobs=[[-1.0, -2.0], [-1.0, -2.0]], gold_index=[0, 0],
+        unconditioned_logprobs=[[-1.0, bad], [-1.0, -2.0]],
+    )
+
+
+def test_impossible_values_are_counted_over_the_whole_input():
+    # 3 000 rows in 3 chunks, bad values in rows 10 (NaN), 1 500 and 2 999 (positive), and
+    # an out-of-range gold in row 5: one error, naming row 5 first, counting the others
+    lp = [[-1.0, -2.0]] * 3000
+    lp[10], lp[1500], lp[2999] = [NAN, -1.0], [0.5, -1.0], [-1.0, 3.0]
+    gold = [0] * 3000
+    gold[5] = 7
+    data = frame(choice_logprobs=lp, gold_index=gold)
+    chunked = pl.concat([data.slice(i, 1000) for i in range(0, 3000, 1000)], rechunk=False)
+    with pytest.raises(EvalframeError) as error:
+        ef.score(chunked, ["acc"])
+    message = str(error.value)
+    assert message.startswith("metric 'acc': 1 row(s) have a gold index in 'gold_index' out "
+                              "of range")
+    assert "First offending row: 5" in message
+    assert ("a log-probability in 'choice_logprobs' that is NaN or above 0 (+inf included) in "
+            "3 row(s) (first: row 10)") in message
 
 
 def test_len_mc1_outside_the_choices_raises():
@@ -389,7 +460,7 @@ def test_ragged_rows_equal_rows_scored_one_by_one():
     rows = []
     for _ in range(300):
         n = rng.randint(1, 7)
-        rows.append(([round(rng.gauss(-5, 3), 1) for _ in range(n)],
+        rows.append(([-abs(round(rng.gauss(-5, 3), 1)) for _ in range(n)],
                      sorted(rng.sample(range(n), rng.randint(1, n)))))
     metrics = ["acc", "prob", "prob_norm", "mrr", "recall@2", "mc2"]
     data = frame(choice_logprobs=[lp for lp, _ in rows], gold_index=[g for _, g in rows])
@@ -446,11 +517,12 @@ def choice_frame(rng: random.Random) -> pl.DataFrame:
     for _ in range(40):
         n = rng.randint(2, 6)
         rows.append({
-            "choice_logprobs": [round(rng.gauss(-6, 3), rng.choice([0, 1, 3])) for _ in range(n)],
+            "choice_logprobs": [-abs(round(rng.gauss(-6, 3), rng.choice([0, 1, 3])))
+                                for _ in range(n)],
             "gold_index": rng.randrange(n),
             "choices": [rng.choice(["Paris", " été", "東京", "e\u0301", "x y"]) for _ in range(n)],
             "choice_token_counts": [rng.randint(1, 5) for _ in range(n)],
-            "unconditioned_logprobs": [round(rng.gauss(-4, 2), 2) for _ in range(n)],
+            "unconditioned_logprobs": [-abs(round(rng.gauss(-4, 2), 2)) for _ in range(n)],
             "len_mc1": rng.randint(1, n - 1),
         })
     data = frame(**{key: [row[key] for row in rows] for key in rows[0]})

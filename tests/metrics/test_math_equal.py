@@ -216,4 +216,4 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(monkeypatch):
     )
     broken = options.__class__(**{**options.__dict__, "flavour": "no-such-flavour"})
     with pytest.raises(RuntimeError, match="math comparison failed in a worker process"):
-        kernel._POOL.compare([("1", "1")], broken, 1)
+        kernel.compare_in_workers([("1", "1")], broken, 1)

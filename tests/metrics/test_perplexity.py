@@ -230,38 +230,58 @@ def test_overflow_gives_inf_not_an_error():
     assert score(edge, "word_perplexity", loglikelihood="ll", n_words="n_words") == math.exp(709)
 
 
-def test_infinite_and_nan_loglikelihoods():
+def test_minus_infinity_is_probability_zero():
     minus = frame_of([-1.0, -math.inf], n_bytes=[2, 2])
     assert score(minus, "byte_perplexity", loglikelihood="ll", n_bytes="n_bytes") == math.inf
     assert score(minus, "bits_per_byte", loglikelihood="ll", n_bytes="n_bytes") == math.inf
-    plus = frame_of([-1.0, math.inf], n_bytes=[2, 2])
-    assert score(plus, "byte_perplexity", loglikelihood="ll", n_bytes="n_bytes") == 0.0
-    assert score(plus, "bits_per_byte", loglikelihood="ll", n_bytes="n_bytes") == -math.inf
-    both = frame_of([-math.inf, math.inf], n_bytes=[2, 2])
-    assert math.isnan(score(both, "byte_perplexity", loglikelihood="ll", n_bytes="n_bytes"))
-    nan = frame_of([-1.0, math.nan, -2.0], n_words=[1, 1, 1])
-    stats = statistics(nan, "word_perplexity", loglikelihood="ll", n_words="n_words")
-    assert stats.null_count() == 0, "NaN is a value, not a missing row"
-    for name in NAMES:
-        spec, _ = resolve(name)
-        columns = {"loglikelihood": "ll"}
-        unit = next((r for r in spec.role_sets[0] if r != "loglikelihood"), None)
-        if unit:
-            columns[unit] = "n_words"
-        assert math.isnan(score(nan, name, **columns)), name
+    assert score(minus, "perplexity", loglikelihood="ll") == math.inf
+
+
+BAD_LOGLIKELIHOODS = [
+    (math.nan, "a NaN loglikelihood"),
+    (math.inf, "a loglikelihood above 0"),
+    (0.5, "a loglikelihood above 0"),
+    (2e-6, "a loglikelihood above 0"),  # just past the rounding tolerance of 1e-6
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("value", "what"), BAD_LOGLIKELIHOODS)
+def test_impossible_loglikelihoods_raise(name, value, what):
+    # lm-eval scores them all: exp(-0.5) = 0.6065 < 1 for 0.5 over one word, 0.0 for +inf
+    frame = frame_of([-1.0, value, -2.0, value], n=[1, 1, 1, 1], text=["a", "b", "c", "d"])
+    spec, _ = resolve(name)
+    unit = next((r for r in spec.role_sets[0] if r != "loglikelihood"), None)
+    columns = {unit: "n"} if unit else {}
+    with pytest.raises(EvalframeError) as error:
+        statistics(frame, name, loglikelihood="ll", **columns)
+    message = str(error.value)
+    assert f"metric {name!r}: 2 row(s) have {what}" in message
+    assert "First offending row: 1" in message
+    assert "expected a log-probability: <= 0 (up to 1e-06 above 0" in message
+
+
+def test_loglikelihoods_within_the_rounding_tolerance_are_scored_as_given():
+    # 1e-6 and 5e-7 are rounding: accepted, and summed as they are (as lm-eval does)
+    frame = frame_of([1e-6, 5e-7, -3.0], n_words=[1, 1, 1])
+    stats = statistics(frame, "word_perplexity", loglikelihood="ll", n_words="n_words")
+    assert stats.struct.field("loglikelihood").to_list() == [1e-6, 5e-7, -3.0]
+    # exp(-(1e-6 + 5e-7 - 3) / 3), the same float operations as lm-eval's weighted_perplexity
+    assert reduce("word_perplexity", stats) == math.exp(-((1e-6 + 5e-7) - 3.0) / 3)
 
 
 def test_no_units_gives_nan():
-    # only empty documents: 0 bytes in total (lm-eval: ZeroDivisionError)
-    empty = frame_of([-1.0, -2.0], text=["", ""])
+    # only empty documents (log-likelihood 0, as lm-eval scores an empty document): 0 bytes
+    # in total (lm-eval: ZeroDivisionError)
+    empty = frame_of([0.0, -0.0], text=["", ""])
     assert math.isnan(score(empty, "byte_perplexity", loglikelihood="ll", text="text"))
     assert math.isnan(score(empty, "bits_per_byte", loglikelihood="ll", text="text"))
-    # ...but 2 words: each empty document is one (empty) word in lm-eval's count
-    assert score(empty, "word_perplexity", loglikelihood="ll", text="text") == math.exp(1.5)
-    # zero counts are allowed and only the totals matter
-    zeros = frame_of([-1.0, -3.0], n_tokens=[0, 2])
+    # ...but 2 words: each empty document is one (empty) word in lm-eval's count: exp(0)
+    assert score(empty, "word_perplexity", loglikelihood="ll", text="text") == 1.0
+    # a row of 0 tokens and log-likelihood 0 adds nothing: exp(3 / 2)
+    zeros = frame_of([0.0, -3.0], n_tokens=[0, 2])
     assert score(zeros, "token_perplexity", loglikelihood="ll", n_tokens="n_tokens") == (
-        math.exp(2.0)
+        math.exp(1.5)
     )
     # no scoreable row at all
     nothing = frame_of([None, None], n_words=[1, 2], text=[None, None])
@@ -312,32 +332,87 @@ def test_integer_loglikelihoods_and_counts_of_any_width_are_cast():
 
 
 @pytest.mark.parametrize(
-    ("name", "unit"),
+    ("name", "unit", "what"),
     [
-        ("word_perplexity", "n_words"),
-        ("byte_perplexity", "n_bytes"),
-        ("bits_per_byte", "n_bytes"),
-        ("token_perplexity", "n_tokens"),
+        ("word_perplexity", "n_words", "n_words below 1"),
+        ("byte_perplexity", "n_bytes", "a negative n_bytes"),
+        ("bits_per_byte", "n_bytes", "a negative n_bytes"),
+        ("token_perplexity", "n_tokens", "a negative n_tokens"),
     ],
 )
-def test_negative_counts_raise_naming_rows(name, unit):
+def test_negative_counts_raise_naming_rows(name, unit, what):
     frame = frame_of([-1.0, -2.0, -3.0, None], n=[3, -1, -5, -2])
     with pytest.raises(EvalframeError) as error:
         statistics(frame, name, loglikelihood="ll", **{unit: "n"})
     message = str(error.value)
     assert f"metric {name!r}" in message
-    assert f"3 row(s) have a negative {unit}" in message
+    assert f"3 row(s) have {what}" in message
     assert "First offending row: 1" in message and f"{unit}=-1" in message
     # through the engine, too
     data = frame.rename({"ll": "loglikelihood", "n": unit})
-    with pytest.raises(EvalframeError, match=f"negative {unit}"):
+    with pytest.raises(EvalframeError, match=what):
         ef.score(data, [name])
 
 
-def test_zero_counts_do_not_raise():
-    frame = frame_of([-1.0], n=[0])
-    stats = statistics(frame, "word_perplexity", loglikelihood="ll", n_words="n")
-    assert stats.to_list() == [{"loglikelihood": -1.0, "n_words": 0}]
+def test_zero_words_raise():
+    # lm-eval's count_words is at least 1 ("" is one word): 0 words is a wrong count, whose
+    # group would otherwise score exp(1 / 0) = NaN without a word
+    frame = frame_of([-1.0, -2.0], n=[1, 0])
+    with pytest.raises(EvalframeError, match=r"1 row\(s\) have n_words below 1.*First "
+                       r"offending row: 1 \(n_words=0\)"):
+        statistics(frame, "word_perplexity", loglikelihood="ll", n_words="n")
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [("byte_perplexity", "n_bytes"), ("bits_per_byte", "n_bytes"),
+     ("token_perplexity", "n_tokens")],
+)
+def test_zero_units_need_a_zero_loglikelihood(name, unit):
+    # nothing predicted, nothing lost: 0 units with log-likelihood 0 (or rounding) is fine
+    fine = frame_of([0.0, -0.0, 5e-7, -2.0], n=[0, 0, 0, 2])
+    stats = statistics(fine, name, loglikelihood="ll", **{unit: "n"})
+    assert stats.struct.field(unit).to_list() == [0, 0, 0, 2]
+    # ...but a log-likelihood on no units is impossible (and -inf is no exception)
+    bad = frame_of([-1.0, -2.0, -math.inf, 0.0], n=[4, 0, 0, 0])
+    with pytest.raises(EvalframeError) as error:
+        statistics(bad, name, loglikelihood="ll", **{unit: "n"})
+    message = str(error.value)
+    assert f"2 row(s) have {unit} = 0 with a log-likelihood other than 0" in message
+    assert f"First offending row: 1 (loglikelihood=-2.0, {unit}=0)" in message
+
+
+def test_an_empty_document_with_a_loglikelihood_raises_from_text_too():
+    frame = frame_of([-1.0, -2.0], text=["abc", ""])
+    for name in ("byte_perplexity", "bits_per_byte"):
+        with pytest.raises(EvalframeError, match=r"n_bytes = 0 with a log-likelihood other "
+                           r"than 0.*First offending row: 1 \(loglikelihood=-2.0, text='', "
+                           r"n_bytes=0\)"):
+            statistics(frame, name, loglikelihood="ll", text="text")
+    # the same document counts one word in lm-eval: word perplexity scores it
+    assert score(frame, "word_perplexity", loglikelihood="ll", text="text") == math.exp(3 / 2)
+
+
+def test_bad_values_are_counted_over_the_whole_input():
+    # 5 000 rows in 4 chunks; impossible values in rows 1 234 (NaN), 2 500 and 4 999
+    # (positive): one error, counting all three checks' rows, naming the first of them
+    ll = [-1.0] * 5000
+    ll[1234], ll[2500], ll[4999] = math.nan, 0.25, 3.0
+    words = [2] * 5000
+    words[3000] = 0
+    frame = pl.DataFrame({"loglikelihood": ll, "n_words": words})
+    chunked = pl.concat([frame.slice(i, 1250) for i in range(0, 5000, 1250)], rechunk=False)
+    with pytest.raises(EvalframeError) as error:
+        ef.score(chunked, ["word_perplexity"])
+    message = str(error.value)
+    assert message.startswith(
+        "metric 'word_perplexity': 1 row(s) have a NaN loglikelihood; expected a "
+        "log-probability"
+    )
+    assert "First offending row: 1234 (loglikelihood=nan)" in message
+    assert "a loglikelihood above 0 (a probability above 1; +inf included) in 2 row(s) " \
+        "(first: row 2500)" in message
+    assert "n_words below 1 in 1 row(s) (first: row 3000)" in message
 
 
 @pytest.mark.parametrize("function", [M.word_perplexity, M.byte_perplexity, M.bits_per_byte])
@@ -369,12 +444,21 @@ def _random_frame(rows: int, seed: int) -> pl.DataFrame:
     # multiples of 1/64: every partial sum is exact, so merged sums equal the whole's
     ll = [-rng.randint(0, 64 * 200) / 64 for _ in range(rows)]
     frame = pl.DataFrame({"loglikelihood": ll, "text": texts, "n_tokens": [
-        rng.randint(0, 40) for _ in range(rows)
+        rng.randint(1, 40) for _ in range(rows)
     ]})
-    return frame.with_columns(
+    return empty_documents_score_zero(frame).with_columns(
         loglikelihood=pl.when(pl.int_range(pl.len()) % 17 == 3).then(None).otherwise(
             pl.col("loglikelihood")
         )
+    )
+
+
+def empty_documents_score_zero(frame: pl.DataFrame) -> pl.DataFrame:
+    """An empty document has no tokens and log-likelihood 0 (as lm-eval scores it)."""
+    empty = pl.col("text") == ""
+    return frame.with_columns(
+        loglikelihood=pl.when(empty).then(0.0).otherwise(pl.col("loglikelihood")),
+        n_tokens=pl.when(empty).then(0).otherwise(pl.col("n_tokens")),
     )
 
 
@@ -412,9 +496,9 @@ def test_sums_of_two_halves_give_the_score_of_the_whole(name, columns):
 @pytest.mark.parametrize(("name", "columns"), MERGE_CASES, ids=[n for n, _ in MERGE_CASES])
 def test_merge_with_arbitrary_floats_is_exact_up_to_rounding(name, columns):
     rng = np.random.default_rng(5)
-    frame = _random_frame(2000, seed=12).with_columns(
+    frame = empty_documents_score_zero(_random_frame(2000, seed=12).with_columns(
         loglikelihood=pl.Series(-rng.exponential(30.0, 2000))
-    )
+    ))
     parts = [frame.slice(i, 250) for i in range(0, 2000, 250)]
     sums = pl.concat(
         [statistics(p, name, loglikelihood="loglikelihood", **columns).struct.unnest().sum()

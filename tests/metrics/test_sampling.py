@@ -256,7 +256,8 @@ def test_registry_names_resolve():
 
 def test_engine_scores_generations():
     frame = pl.DataFrame({"prediction": [["4", "4", "5", "6"], None], "gold": ["4", "4"]})
-    scored = ef.score(frame, ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"])
+    names = ["maj@3", "avg@4", "g-pass@4_1.0", "mg-pass@2"]
+    scored = ef.score(frame, names)
     # maj@3: "4" x2 -> 1.0; avg@4: 2/4; g-pass@4_1.0 with n=4, c=2, k=4: need 4 of 2 -> 0.0;
     # mg-pass@2: (2/2) * P(X >= 2), X ~ Hypergeom(4, 2, 2): C(2,2)/C(4,2) = 1/6
     assert scored.row(0)[2:6] == pytest.approx((1.0, 0.5, 0.0, 1 / 6))

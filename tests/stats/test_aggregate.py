@@ -266,3 +266,68 @@ def test_stacked_files_that_disagree_on_a_column_are_an_error(tmp_path):
     with pytest.raises(EvalframeError, match=r"column 'score' is 'exact_match' in .*1.parquet.* "
                                              r"but 'squad_em' in .*2.parquet"):
         ef.aggregate([str(first), str(second)])
+
+
+# --- hostile inputs: NaN scores, no rows ---------------------------------------------------
+
+
+def _brier_with_no_probability_mass() -> pl.DataFrame:
+    # rows 2 and 4 put -inf on every choice: no probability mass, the softmax is 0 / 0 and
+    # brier_score NaN (lm_eval.utils.softmax gives NaN too)
+    lp = [[-1.0, -2.0], [0.0, 0.0], [-math.inf, -math.inf], [-1.0, -1.0],
+          [-math.inf, -math.inf]]
+    data = pl.DataFrame({"task": ["t"] * 5, "choice_logprobs": lp, "gold_index": [0] * 5})
+    return ef.score(data, ["brier_score"])
+
+
+def test_nan_scores_are_refused_naming_the_column_count_and_first_row():
+    scored = _brier_with_no_probability_mass()
+    assert [math.isnan(v) for v in scored["brier_score"]] == [False, False, True, False, True]
+    with pytest.raises(EvalframeError) as error:
+        aggregate(scored, by="task")
+    message = str(error.value)
+    assert message.startswith(
+        "cannot aggregate metric column 'brier_score': 2 row(s) hold a NaN score (first: row 2)"
+    )
+    assert "frame.filter(~pl.col('brier_score').is_nan())" in message
+    # dropped as the message says, the rest aggregates: p = [e^-1, e^-2] / (e^-1 + e^-2)
+    # for gold 0 gives 2 (e^-2 / (e^-1 + e^-2))^2 = 2 / (1 + e)^2; [.5, .5] gives .5 twice
+    kept = aggregate(scored.filter(~pl.col("brier_score").is_nan()), by="task")
+    assert kept["value"].item() == pytest.approx((2 / (1 + math.e) ** 2 + 0.5 + 0.5) / 3)
+
+
+def test_nan_in_a_plain_score_column_is_refused_too():
+    frame = pl.DataFrame({"task": ["a", "a", "b"], "correct": [1.0, 0.0, math.nan]})
+    with pytest.raises(EvalframeError, match=r"'correct': 1 row\(s\) hold a NaN score "
+                       r"\(first: row 2\)"):
+        aggregate(frame, by="task", metrics=["correct"], missing="exclude")
+    # ...over a lazy scan too, counted over every row
+    lazy = pl.concat([frame.lazy()] * 3)
+    with pytest.raises(EvalframeError, match=r"3 row\(s\) hold a NaN score \(first: row 2\)"):
+        aggregate(lazy, metrics=["correct"], missing="exclude")
+
+
+def test_a_corpus_value_that_is_nan_by_its_formula_stays():
+    # two empty documents (log-likelihood 0, no bytes): exp(-0 / 0) has no value (lm-eval:
+    # ZeroDivisionError); a NaN value of the formula, documented, not a NaN row score
+    data = pl.DataFrame({"loglikelihood": [0.0, 0.0], "text": ["", ""]})
+    table = aggregate(ef.score(data, ["byte_perplexity"]), bootstrap=10)
+    assert table["n"].item() == 2 and math.isnan(table["value"].item())
+
+
+def test_no_rows_with_by_gives_an_empty_table_of_the_same_columns_and_dtypes():
+    data = pl.DataFrame({
+        "model": ["a", "a", "b"], "task": [1, 2, 1],
+        "choice_logprobs": [[-1.0, -2.0]] * 3, "gold_index": [0, 1, 0],
+        "passed": [[True, False], [False, False], [True, True]],
+        "loglikelihood": [-1.0, -2.0, -3.0], "n_words": [1, 2, 3],
+    })
+    scored = ef.score(data, ["acc", "pass@1", "word_perplexity"])
+    for options in ({"by": ["model", "task"]}, {"by": "task", "keep_empty": True},
+                    {"by": "model", "wide": True}, {}):
+        full = aggregate(scored, bootstrap=10, **options)
+        empty = aggregate(scored.head(0), bootstrap=10, **options)
+        assert empty.height == 0, options
+        assert empty.schema == full.schema, options
+        lazy = aggregate(scored.lazy().filter(pl.col("task") > 5), bootstrap=10, **options)
+        assert lazy.schema == full.schema and lazy.height == 0, options

@@ -665,3 +665,15 @@ def test_repeated_sample_ids_are_clusters_and_auto_keeps_the_type_i_error():
     with pytest.raises(EvalframeError, match="method='mcnemar' treats every pair as"):
         ef.compare(frame.filter(pl.col("rep") == 0), baseline="b", on=on,
                    metrics=["correct"], method="mcnemar")
+
+
+def test_nan_scores_are_refused_naming_the_column_count_and_first_row():
+    # a NaN score has no difference: diff NaN and p-value None before; now an error
+    frame = _long({"base": [1.0, 0.0, 1.0], "new": [1.0, math.nan, math.nan]})
+    with pytest.raises(EvalframeError) as error:
+        ef.compare(frame, baseline="base", metrics=["score"], missing="exclude")
+    message = str(error.value)
+    assert message.startswith(
+        "cannot compare metric column 'score': 2 row(s) hold a NaN score (first: row 4)"
+    )
+    assert "the difference and its p-value" in message

@@ -296,3 +296,13 @@ def test_paired_variance_scores_missing_answers_as_aggregate_does():
     assert wrong.n == 3 and excluded.n == 2
     # var(0, 0, -1) with ddof=1 = 1/3
     assert wrong.total == pytest.approx(1 / 3, rel=1e-12)
+
+
+def test_paired_variance_refuses_nan_scores():
+    scored = pl.DataFrame({
+        "model": ["a", "a", "b", "b"], "sample_id": [1, 2, 1, 2],
+        "acc": [1.0, float("nan"), 0.0, 1.0],
+    })
+    with pytest.raises(EvalframeError, match=r"'acc': 1 row\(s\) hold a NaN score "
+                       r"\(first: row 1\)"):
+        paired_variance(scored, metric="acc", baseline="b", missing="exclude")

@@ -13,6 +13,7 @@ found it (``extraction_rule``); :func:`extraction_expr` is the same as one expre
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -213,6 +214,7 @@ def extract(
     *,
     column: str = "prediction",
     name: str | None = None,
+    timeout: float | None = None,
 ) -> Frame:
     """The frame with the answers of ``column`` appended: ``extracted``, ``extraction_rule``.
 
@@ -231,6 +233,13 @@ def extract(
     name
         The answer column's name (default ``"extracted"``); the rule column is then
         ``<name>_rule`` (default ``"extraction_rule"``).
+    timeout
+        Seconds one response's extraction may take, for the extractors that parse with
+        sympy (``lighteval_math``, ``lighteval_latex``, ``lighteval_expr``; default 10 s,
+        see :func:`evalframe.extract.lighteval_math.lighteval_math`): a response past it
+        is not extracted (answer null, rule ``"timeout"``) and counted in a warning that
+        names the rows. The other extractors are regular expressions run by polars and
+        take none; naming only such extractors with ``timeout=`` is an error.
 
     Returns
     -------
@@ -254,7 +263,8 @@ def extract(
     ------
     EvalframeError
         A missing column, a column that is not text, an unknown extractor (the message
-        lists the table), or output columns that already exist.
+        lists the table), a custom extractor that gives no polars expression, output
+        columns that already exist, or a ``timeout`` no extractor given takes.
 
     Examples
     --------
@@ -280,6 +290,8 @@ def extract(
     if name is not None and (not isinstance(name, str) or not name):
         raise EvalframeError(f"extract: name= must be a non-empty column name, got {name!r}")
     entries, single = resolve_many(extractor)
+    if timeout is not None:
+        entries = _with_timeout(entries, timeout)
     schema = frame.collect_schema()
     lists = _check_column(schema, column, "extract")
     names = output_names([label for label, _ in entries], single, name)
@@ -305,6 +317,33 @@ def extract(
             else:
                 fields.append(pl.col(key).struct.field(field).alias(output))
     return frame.with_columns(**structs).with_columns(fields).drop(list(structs))
+
+
+def _with_timeout(
+    entries: list[tuple[str, ExtractFunction]], timeout: float
+) -> list[tuple[str, ExtractFunction]]:
+    """The extractors that take a ``timeout`` keyword, given ``timeout``; the others as are."""
+    from evalframe.extract.lighteval_math import check_timeout
+
+    check_timeout("extract", timeout)
+    out, taken = [], False
+    for label, function in entries:
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):  # a builtin or C function: no keywords to pass
+            parameters = {}
+        if "timeout" in parameters:
+            function = functools.partial(function, timeout=timeout)
+            taken = True
+        out.append((label, function))
+    if not taken:
+        labels = ", ".join(repr(label) for label, _ in entries)
+        raise EvalframeError(
+            f"extract: timeout={timeout!r} is for the extractors that parse with sympy "
+            f"(lighteval_math, lighteval_latex, lighteval_expr); {labels} take(s) none "
+            "(regular expressions run by polars need no timeout)"
+        )
+    return out
 
 
 def _unused(schema: pl.Schema, base: str) -> str:

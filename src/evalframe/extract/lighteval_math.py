@@ -21,10 +21,19 @@ use it), on top of the same libraries (``latex2sympy2_extended``, ``sympy``):
   ``extracted`` is the text the cascade parsed (normalised LaTeX, or the number as
   lighteval rewrites it: ``"1,234"`` -> ``"1234"``), or the first match's text when
   nothing parsed; ``rule`` is ``"latex"``/``"expr"`` (parsed), ``"latex-text"``/
-  ``"expr-text"`` (matched, not parsed) or ``"none"``.
+  ``"expr-text"`` (matched, not parsed), ``"none"`` or ``"timeout"``.
 
-Parsing runs batched over the distinct strings (``map_batches``), with lighteval's
-signal timeouts (main thread only: elsewhere without a timeout).
+Parsing runs batched over the distinct strings (``map_batches``). lighteval bounds each
+parse with a 5 s signal (its ``timeout_seconds``), which can only be set in the main
+thread, and nothing else: a response with many matches, or a 200 kB ``\\boxed{1+1+...}``
+where polars runs the kernel on one of its own threads, runs for minutes. Here each
+response also has a budget (``timeout=``, :data:`EXTRACTION_TIMEOUT` = 10 s by default);
+large batches, and batches outside the main thread, run in the session's killable worker
+processes (:mod:`evalframe.extract._workers`, which the math comparison shares), where a
+response that does not stop at its budget is killed 5 s later. A response past its
+budget is not extracted (answer null, rule ``"timeout"``; a missing answer to a metric)
+and counted in an :class:`ExtractionTimeoutWarning` naming the rows. lighteval (0.13.0)
+and math-verify (0.9.0) put no limit on the input's size, and none is added.
 
 >>> import polars as pl
 >>> df = pl.DataFrame({"text": ["so $\\\\frac{1}{2}$", "Answer: 1,234 apples", "none", None]})
@@ -40,7 +49,10 @@ import logging
 import re
 import signal
 import threading
+import time
+import warnings
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -48,15 +60,35 @@ from typing import Any
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
-from evalframe.extract.table import Extractor, extraction, register_extractor
+from evalframe.errors import EvalframeError
+from evalframe.extract._workers import POOL, default_workers
+from evalframe.extract.table import EXTRACTION, Extractor, register_extractor
 
-__all__ = ["lighteval_expr", "lighteval_latex", "lighteval_math"]
+__all__ = [
+    "EXTRACTION_TIMEOUT",
+    "ExtractionTimeoutWarning",
+    "lighteval_expr",
+    "lighteval_latex",
+    "lighteval_math",
+]
 
 logger = logging.getLogger(__name__)
 
 LIGHTEVAL = "lighteval 0.13.0"
 
 # --- timeouts ---------------------------------------------------------------------------
+
+
+class OutOfTime(BaseException):
+    """The time budget of one response's extraction ran out (see :func:`extract_one`).
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the ``except Exception`` clauses of
+    the cascade (lighteval's, which read a failed parse as "no value") do not swallow it.
+    """
+
+
+#: The wall-clock deadline (``time.monotonic()``) of the response being extracted, if any.
+_DEADLINE: ContextVar[float | None] = ContextVar("extraction_deadline", default=None)
 
 
 class _Alarm:
@@ -66,28 +98,42 @@ class _Alarm:
     block runs unbounded. ``fired`` records that an alarm went off, even when the code
     it interrupted swallowed the ``TimeoutError`` (as sympy's broad ``except`` clauses
     can, in lighteval too).
+
+    Within a response's time budget (:data:`_DEADLINE`) the alarm is cut to what is left
+    of it, and when it is the budget that runs out the alarm raises :class:`OutOfTime`
+    (also on entering the block, in any thread, once the deadline has passed).
     """
 
     fired = 0
 
     @classmethod
     @contextlib.contextmanager
-    def limit(cls, seconds: int | None, what: str) -> Iterator[None]:
+    def limit(cls, seconds: float | None, what: str) -> Iterator[None]:
+        deadline = _DEADLINE.get()
+        budget = False
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise OutOfTime(what)
+            budget = not seconds or remaining < seconds
+            seconds = remaining if budget else seconds
         if not seconds or threading.current_thread() is not threading.main_thread():
             yield
             return
 
         def handler(signum: int, frame: Any) -> None:
             cls.fired += 1
+            if budget:
+                raise OutOfTime(what)
             logger.warning("Timeout during %s", what)
             raise TimeoutError("Operation timed out!")
 
         previous = signal.signal(signal.SIGALRM, handler)
-        signal.alarm(seconds)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             yield
         finally:
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
 
@@ -309,7 +355,9 @@ def _parse_latex_match(match: re.Match[str], timeout: int | None) -> tuple[Any, 
     for latex, name in found:
         prefix, _, rest = name.partition("_")
         config = _normalization("last" if rest == "latexBoxed" else "all")
-        normalized = normalize_latex(latex, config=config)
+        # lighteval does not time normalisation; only a response's budget bounds it here
+        with _Alarm.limit(None, "normalisation") if _DEADLINE.get() else contextlib.nullcontext():
+            normalized = normalize_latex(latex, config=config)
         texts.append(normalized)
         try:
             with _Alarm.limit(timeout, "parsing"):
@@ -701,57 +749,259 @@ def compare(
 # --- the extractors -------------------------------------------------------------------------
 
 
-def _extract_kernel(targets: tuple[str, ...]) -> Any:
+#: Seconds one response's extraction may take, by default (see :func:`extract_one`).
+EXTRACTION_TIMEOUT = 10.0
+#: lighteval's own timeout of each parse (``timeout_seconds=5``), kept within the budget.
+PARSE_TIMEOUT = 5
+#: Distinct texts above which a batch is spread over worker processes.
+PARALLEL_THRESHOLD = 256
+#: The rule of a response whose extraction ran out of time (its answer is null).
+TIMEOUT_RULE = "timeout"
+
+_NAMES = {("latex", "expr"): "lighteval_math", ("latex",): "lighteval_latex",
+          ("expr",): "lighteval_expr"}
+
+
+class ExtractionTimeoutWarning(UserWarning):
+    """Some responses ran past the extraction timeout and count as not extracted."""
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What one extraction runs with (sent to the worker processes)."""
+
+    targets: tuple[str, ...]
+    timeout: float | None = EXTRACTION_TIMEOUT
+
+
+def check_timeout(where: str, timeout: object) -> float | None:
+    """``timeout`` as seconds (a number > 0) or None; an :class:`EvalframeError` otherwise.
+
+    >>> check_timeout("extract", 2)
+    2.0
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise EvalframeError(
+            f"{where}: timeout={timeout!r} is invalid; expected seconds per response (a number "
+            f"> 0, default {EXTRACTION_TIMEOUT:g}) or None for no limit"
+        )
+    return float(timeout)
+
+
+def check_workers(where: str, workers: object) -> int | None:
+    """``workers`` must be None (one per core), 0 (in this process) or a positive integer."""
+    if workers is not None and (
+        not isinstance(workers, int) or isinstance(workers, bool) or workers < 0
+    ):
+        raise EvalframeError(
+            f"{where}: workers={workers!r} is invalid; expected None (one per core), 0 (in "
+            "this process) or a positive integer"
+        )
+    return workers
+
+
+def hard_limit(timeout: float | None) -> float:
+    """Seconds a worker may spend on one response before it is killed: ``timeout + 5``.
+
+    The worker itself stops a response at its budget (a signal in its main thread); the
+    limit only stops what the signal cannot interrupt (a long operation in C). Without a
+    timeout: 600 s.
+    """
+    return 600.0 if timeout is None else timeout + 5.0
+
+
+def _warm(targets: tuple[str, ...]) -> tuple[Pattern, ...]:
+    """Import the parsers and compile the patterns, before a response's clock starts."""
+    from latex2sympy2_extended.latex2sympy2 import latex2sympy, normalize_latex  # noqa: F401
+    from sympy.parsing import parse_expr  # noqa: F401
+
+    _normalization("all"), _normalization("last"), _complex()
+    return extraction_patterns(targets)
+
+
+def extract_one(text: str, options: ExtractOptions) -> tuple[str | None, str]:
+    """(extracted, rule) of one response, within ``options.timeout`` seconds.
+
+    lighteval's cascade (:func:`find`), each parse under lighteval's own 5 s timeout, the
+    whole response under the budget: when it runs out the response is not extracted,
+    ``(None, "timeout")``. The budget is enforced by a signal in the main thread (as a
+    worker process runs it); elsewhere it is checked only between parses.
+
+    >>> extract_one("so $x=2$", ExtractOptions(("latex",)))
+    ('x=2', 'latex')
+    """
+    patterns = _warm(options.targets)
+    token = _DEADLINE.set(
+        None if options.timeout is None else time.monotonic() + options.timeout
+    )
+    try:
+        with _quiet_parse_timeouts():
+            found = find(text, patterns, PARSE_TIMEOUT)
+    except OutOfTime:
+        return None, TIMEOUT_RULE
+    finally:
+        _DEADLINE.reset(token)
+    return found.text, found.rule
+
+
+class _ParseTimeouts(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Timeout during")
+
+
+@contextlib.contextmanager
+def _quiet_parse_timeouts() -> Iterator[None]:
+    """Within the block, lighteval's "Timeout during parsing" log lines are dropped.
+
+    A parse that runs out of its 5 s is lighteval's rule (the match did not parse), not
+    news; a response that runs out of its budget is reported, with its row, instead.
+    """
+    quiet = _ParseTimeouts()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+def _extract_distinct(
+    texts: list[str], options: ExtractOptions, workers: int | None
+) -> list[tuple[str | None, str]]:
+    """(extracted, rule) of distinct texts: in this process, or in the worker processes.
+
+    As the math comparison: above :data:`PARALLEL_THRESHOLD` texts, or when polars runs
+    the kernel outside the main thread (where no signal can stop a parse), the texts go
+    to the session's killable workers (:mod:`evalframe.extract._workers`), each under
+    :func:`hard_limit`; ``workers=0`` keeps them here.
+    """
+    n_workers = default_workers() if workers is None else workers
+    main = threading.current_thread() is threading.main_thread()
+    if n_workers > 0 and texts and (len(texts) > PARALLEL_THRESHOLD or not main):
+        answers, _ = POOL.run(
+            "evalframe.extract.lighteval_math:extract_one", options, texts,
+            workers=n_workers, limit=hard_limit(options.timeout),
+            stopped=(None, TIMEOUT_RULE), what="lighteval extraction",
+        )
+        return answers
+    return [extract_one(text, options) for text in texts]
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _extract_kernel(options: ExtractOptions, workers: int | None) -> Any:
+    name = _NAMES[options.targets]
+
     def kernel(texts: pl.Series) -> pl.Series:
-        distinct = texts.drop_nulls().unique()
-        patterns = extraction_patterns(targets)
-        results = [find(text, patterns) for text in distinct.to_list()]
+        texts = texts.cast(pl.String)
+        distinct = texts.drop_nulls().unique(maintain_order=True)
+        results = _extract_distinct(distinct.to_list(), options, workers)
         table = pl.DataFrame(
             {
                 "text": distinct,
-                "extracted": pl.Series([r.text for r in results], dtype=pl.String),
-                "rule": pl.Series([r.rule for r in results], dtype=pl.String),
+                "extracted": pl.Series([r[0] for r in results], dtype=pl.String),
+                "rule": pl.Series([r[1] for r in results], dtype=pl.String),
             }
         )
-        frame = pl.DataFrame({"text": texts.cast(pl.String)})
+        frame = pl.DataFrame({"text": texts})
         joined = frame.join(table, on="text", how="left", maintain_order="left")
+        late = joined["rule"] == TIMEOUT_RULE
+        if late.any():
+            rows = late.arg_true()
+            distinct_late = int((table["rule"] == TIMEOUT_RULE).sum())
+            limit = (
+                f"the {options.timeout:g} s timeout" if options.timeout is not None
+                else f"the hard limit of {hard_limit(None):g} s"
+            )
+            warnings.warn(
+                f"extractor {name!r}: {len(rows)} response(s) ({distinct_late} distinct) ran "
+                f"past {limit} and count as not extracted (answer "
+                f"null, rule {TIMEOUT_RULE!r}); first: row {rows[0]} of the {len(texts)} "
+                f"extracted together, text={_shorten(texts[rows[0]])!r}. Change the limit "
+                "with timeout= (ef.extract(..., timeout=60), or "
+                f"functools.partial({name}, timeout=60) as an extractor)",
+                ExtractionTimeoutWarning,
+                stacklevel=2,
+            )
         return joined.select(pl.struct("extracted", "rule")).to_series().alias(texts.name)
 
     return kernel
 
 
-_KERNELS = {
-    targets: _extract_kernel(targets) for targets in [("latex", "expr"), ("latex",), ("expr",)]
-}
+#: One kernel object per settings, so polars can share the work of equal expressions.
+_KERNELS: dict[tuple[ExtractOptions, int | None], Any] = {}
 
 
-def _extractor(targets: tuple[str, ...], text: IntoExpr) -> pl.Expr:
+def _extractor(
+    targets: tuple[str, ...], text: IntoExpr, timeout: object = EXTRACTION_TIMEOUT,
+    workers: object = None,
+) -> pl.Expr:
     from evalframe.metrics._math_equal import require_math_verify
 
-    require_math_verify("lighteval_math")
-    struct = parse_into_expr(text).cast(pl.String).map_batches(
-        _KERNELS[targets],
-        return_dtype=pl.Struct({"extracted": pl.String, "rule": pl.String}),
-        is_elementwise=True,
+    name = _NAMES[targets]
+    require_math_verify(name)
+    options = ExtractOptions(targets, check_timeout(name, timeout))
+    key = (options, check_workers(name, workers))
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        if len(_KERNELS) >= 256:
+            _KERNELS.clear()
+        kernel = _KERNELS[key] = _extract_kernel(*key)
+    # the kernel's struct is the EXTRACTION struct itself: taking its fields apart and
+    # building it again would run the kernel once per field
+    return parse_into_expr(text).cast(pl.String).map_batches(
+        kernel, return_dtype=EXTRACTION, is_elementwise=True
     )
-    return extraction(struct.struct.field("extracted"), struct.struct.field("rule"))
 
 
 def gold_found(text: IntoExpr, targets: Sequence[str]) -> pl.Expr:
-    """Whether lighteval's extraction finds anything in ``text`` (null for a null text)."""
+    """Whether lighteval's extraction finds anything in ``text`` (null for a null text).
+
+    A text whose extraction ran out of time found nothing.
+    """
     ordered = tuple(t for t in ("latex", "expr") if t in targets)
-    return _extractor(ordered, text).struct.field("rule") != "none"
+    return ~_extractor(ordered, text).struct.field("rule").is_in(["none", TIMEOUT_RULE])
 
 
-def lighteval_math(text: IntoExpr) -> pl.Expr:
+_OPTIONS_DOC = """
+    Parameters
+    ----------
+    text
+        The responses: a ``String`` column (name or expression).
+    timeout
+        Seconds one response's extraction may take (default :data:`EXTRACTION_TIMEOUT`,
+        10; a number > 0, or None for no limit). Within it each parse keeps lighteval's
+        own 5 s timeout (a parse that runs out is a match that did not parse, and the
+        cascade goes on, as in lighteval). A response past it is not extracted: answer
+        null, rule ``"timeout"``, counted in an :class:`ExtractionTimeoutWarning` that
+        names how many rows and the first. lighteval has no such limit (a 120 kB response
+        can take minutes); it has no limit on the input's size either, nor has
+        math-verify, so none is added: the timeout bounds the work.
+    workers
+        Worker processes (None: one per core; 0: in this process). Batches of more than
+        256 distinct texts, and batches polars hands the kernel outside the main thread
+        (where no signal can stop a parse), run in the session's killable workers, each
+        response under a hard limit of ``timeout + 5`` seconds; ``workers=0`` keeps them
+        in this process, where the budget is only checked between parses outside the
+        main thread.
+"""
+
+
+def lighteval_math(
+    text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
+) -> pl.Expr:
     """lighteval's math extraction: LaTeX (``boxed_match_priority=55``) and expressions.
 
     The prediction side of lighteval 0.13.0's ``pass_at_k_math`` / ``avg_at_n_math``
     (``MultilingualExtractiveMatchMetric`` with ``[ExprExtractionConfig(),
     LatexExtractionConfig()]``). ``extracted`` is the text the cascade parsed (null where
     nothing matched); ``rule`` the config that matched (``"latex"``/``"expr"``, with
-    ``-text`` when the match did not parse), ``"none"``, or null for a null text.
-
+    ``-text`` when the match did not parse), ``"none"``, ``"timeout"`` (the response ran
+    past ``timeout``: not extracted), or null for a null text.
+    {options}
     Examples
     --------
     >>> import polars as pl
@@ -768,14 +1018,26 @@ def lighteval_math(text: IntoExpr) -> pl.Expr:
     │ null      ┆ none  │
     │ null      ┆ null  │
     └───────────┴───────┘
+
+    A response that runs past the timeout is counted, not waited for:
+
+    >>> import warnings
+    >>> slow = pl.DataFrame({"t": ["\\\\boxed{" + "+".join(["1"] * 60_000) + "}", "$x=2$"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = slow.select(lighteval_math("t", timeout=0.5, workers=1).struct.unnest())
+    >>> out.rows(), caught[0].category.__name__
+    ([(None, 'timeout'), ('x=2', 'latex')], 'ExtractionTimeoutWarning')
     """
-    return _extractor(("latex", "expr"), text)
+    return _extractor(("latex", "expr"), text, timeout, workers)
 
 
-def lighteval_latex(text: IntoExpr) -> pl.Expr:
+def lighteval_latex(
+    text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
+) -> pl.Expr:
     """lighteval's LaTeX extraction only (``LatexExtractionConfig()``, the gold side of
     ``g_pass_at_k_latex``): math environments, ``\\boxed{}``, ``\\frac{a}{b}``.
-
+    {options}
     Examples
     --------
     >>> import polars as pl
@@ -783,13 +1045,15 @@ def lighteval_latex(text: IntoExpr) -> pl.Expr:
     >>> df.select(lighteval_latex("t").struct.unnest())["extracted"].to_list()
     ['\\\\frac{1}{2}', None, None]
     """
-    return _extractor(("latex",), text)
+    return _extractor(("latex",), text, timeout, workers)
 
 
-def lighteval_expr(text: IntoExpr) -> pl.Expr:
+def lighteval_expr(
+    text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
+) -> pl.Expr:
     """lighteval's plain-expression extraction only (``ExprExtractionConfig()``, the gold
     side of ``expr_gold_metric`` / ``g_pass_at_k_math``): numbers and ``1/2``-like sums.
-
+    {options}
     Examples
     --------
     >>> import polars as pl
@@ -797,7 +1061,11 @@ def lighteval_expr(text: IntoExpr) -> pl.Expr:
     >>> df.select(lighteval_expr("t").struct.unnest())["extracted"].to_list()
     ['1234.5', None, None]
     """
-    return _extractor(("expr",), text)
+    return _extractor(("expr",), text, timeout, workers)
+
+
+for _function in (lighteval_math, lighteval_latex, lighteval_expr):
+    _function.__doc__ = _function.__doc__.replace("    {options}\n", _OPTIONS_DOC)
 
 
 _REFERENCE = (

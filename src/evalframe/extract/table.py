@@ -8,8 +8,9 @@ would score, as a ``Struct`` of two fields (:data:`EXTRACTION`):
   ``"[invalid]"``), or null where the reference gives nothing (MMLU-Pro's ``pred``);
   a null answer is a missing answer, which ``aggregate`` counts (``n_missing``);
 - ``rule`` (``String``): which rule of the extractor fired (``"answer_is"``,
-  ``"boxed"``, ``"strict-match"``...), ``"none"`` where nothing was found, null where
-  the response is null.
+  ``"boxed"``, ``"strict-match"``...), ``"none"`` where nothing was found, ``"timeout"``
+  where an extractor that parses ran out of time on the response (its answer is null),
+  null where the response is null.
 
 Every metric that extracts takes ``extractor=``: a name from this table, an
 :class:`Extractor`, or a function from ``pl.Expr`` to ``pl.Expr`` (returning the
@@ -165,16 +166,57 @@ def resolve_extractor(
             )
         return entry.name, entry.function
     if isinstance(extractor, Extractor):
+        if dict.get(EXTRACTORS, extractor.name) is not extractor:  # the user's own
+            _check_returns_an_expression(metric, extractor.name, extractor.function)
         return extractor.name, extractor.function
     if callable(extractor):
         for entry in EXTRACTORS.values():
             if entry.function is extractor:
                 return entry.name, entry.function
-        return f"custom:{getattr(extractor, '__name__', 'function')}", _struct_or_wrap(extractor)
+        name = f"custom:{getattr(extractor, '__name__', 'function')}"
+        _check_returns_an_expression(metric, name, extractor)
+        return name, _struct_or_wrap(extractor)
     raise EvalframeError(
         f"metric {metric!r}: extractor={extractor!r} is invalid; expected a name "
         f"({', '.join(repr(name) for name in EXTRACTORS)}), an Extractor or a function"
     )
+
+
+_API = ("extract", "extraction_expr", "audit_extractors")
+
+
+def _check_returns_an_expression(metric: str, name: str, function: ExtractFunction) -> None:
+    """An :class:`EvalframeError` naming the extractor when ``function`` gives no expression.
+
+    The function is called once on ``pl.col("text")`` (it builds an expression; no data is
+    read): one that raises there, or returns anything but a ``pl.Expr`` (a function
+    returning ``None``, or one written for a single string), is reported now rather than
+    as a traceback from inside a polars plan.
+
+    >>> try:
+    ...     _check_returns_an_expression("extract", "custom:f", lambda text: None)
+    ... except ValueError as error:
+    ...     print(str(error)[:72])
+    extract: extractor 'custom:f' returned None, not a polars expression; an
+    """
+    where = metric if metric in _API else f"metric {metric!r}"
+    hint = (
+        "an extractor is a function from pl.Expr to pl.Expr, called once to build the "
+        "extraction (not per row): return the answer as a String expression (e.g. "
+        r'text.str.extract(r"(\d+)")) or the EXTRACTION struct'
+    )
+    try:
+        result = function(pl.col("text"))
+    except Exception as error:
+        raise EvalframeError(
+            f"{where}: extractor {name!r} failed when given a polars expression "
+            f"({type(error).__name__}: {error}); {hint}"
+        ) from error
+    if not isinstance(result, pl.Expr):
+        shown = "None" if result is None else f"{type(result).__name__} {result!r:.60}"
+        raise EvalframeError(
+            f"{where}: extractor {name!r} returned {shown}, not a polars expression; {hint}"
+        )
 
 
 def _struct_or_wrap(function: ExtractFunction) -> ExtractFunction:

@@ -12,9 +12,8 @@ comparison is not symmetric). The work is batched:
   at most), so a string repeated across batches or calls is not parsed again;
 - above :data:`PARALLEL_THRESHOLD` distinct uncached pairs (or when polars runs the
   kernel outside the main thread, where signals cannot be used) the pairs are spread
-  over worker processes, one per core. The workers are plain ``python`` processes
-  started with :mod:`subprocess` (no fork of a process running polars threads; no
-  re-import of the user's ``__main__`` either, which the ``spawn`` start method does);
+  over worker processes, one per core: the session's pool of killable workers,
+  :mod:`evalframe.extract._workers`, which lighteval's extraction cascade shares;
 - each pair has a timeout: math-verify's own (``parsing_timeout`` for each parse,
   ``timeout_seconds`` for each comparison, ``signal.alarm`` in the main thread of
   the process that runs them), and in worker processes a hard wall-clock limit of
@@ -35,28 +34,20 @@ comparison is not symmetric). The work is batched:
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib.util
 import logging
-import os
-import pickle
-import select
-import struct
-import subprocess
-import sys
 import threading
-import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.extract._workers import POOL, default_workers
 
 __all__ = [
     "CACHE_BYTES",
@@ -461,68 +452,11 @@ def compare_pairs(
 
 # --- worker processes --------------------------------------------------------------------
 
-_HEADER = struct.Struct("<Q")
 
-
-def _send(stream: Any, message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
-    chunks, remaining = [], size
-    while remaining:
-        if deadline is not None:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                raise TimeoutError
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _receive(fd: int, deadline: float | None) -> Any:
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-    return pickle.loads(_read_exact(fd, size, deadline))
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """An exception in a worker, sent back to be raised in the parent."""
-
-    message: str
-    details: str
-
-
-def _serve() -> None:
-    """A worker's loop: read (options, pairs), answer one (equal, timed_out) per pair."""
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr  # nothing else may write to the protocol stream
-    fd = sys.stdin.fileno()
-    while True:
-        try:
-            message = _receive(fd, None)
-        except EOFError:
-            return
-        if message is None:
-            return
-        options, pairs = message
-        for pair in pairs:
-            try:
-                (result,) = compare_pairs([pair], options)
-            except Exception as error:  # reported to the parent, which raises it
-                import traceback
-
-                _send(out, _Failure(f"{type(error).__name__}: {error}", traceback.format_exc()))
-                break
-            _send(out, result)
+def compare_one(pair: tuple[str, str], options: MathOptions) -> Answer:
+    """The worker task: the :class:`Answer` for one (prediction, gold) pair."""
+    (answer,) = compare_pairs([pair], options)
+    return answer
 
 
 def hard_limit(timeout: int | None) -> float:
@@ -535,150 +469,19 @@ def hard_limit(timeout: int | None) -> float:
     return 600.0 if timeout is None else 6.0 * timeout + 5.0
 
 
-class _Worker:
-    def __init__(self) -> None:
-        root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-        )
-        env.setdefault("POLARS_MAX_THREADS", "1")
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from evalframe.metrics._math_equal import _serve; _serve()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin = self.process.stdin
-        self.fd = self.process.stdout.fileno()
-
-    def run(
-        self, options: MathOptions, pairs: Sequence[tuple[str, str]], first: bool
-    ) -> Iterable[Answer | _Failure]:
-        """Answers for ``pairs`` in order; raises TimeoutError/EOFError on the stuck pair."""
-        _send(self.stdin, (options, list(pairs)))
-        limit = hard_limit(options.timeout)
-        for index in range(len(pairs)):
-            # the first answer of a fresh worker also waits for its imports
-            extra = 60.0 if first and index == 0 else 0.0
-            yield _receive(self.fd, time.monotonic() + limit + extra)
-
-    def close(self, kill: bool = False) -> None:
-        with contextlib.suppress(Exception):
-            if kill:
-                self.process.kill()
-            else:
-                _send(self.stdin, None)
-                self.stdin.close()
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
-        with contextlib.suppress(Exception):
-            self.process.kill()
-            self.process.wait(timeout=5)
-        for stream in (self.process.stdin, self.process.stdout):
-            with contextlib.suppress(Exception):
-                stream.close()
-
-
-class _Pool:
-    """Worker processes kept for the session; one batch uses them at a time."""
-
-    def __init__(self) -> None:
-        self.workers: list[_Worker | None] = []
-        self.fresh: list[bool] = []
-        self.lock = threading.Lock()
-
-    def size(self, wanted: int) -> None:
-        while len(self.workers) < wanted:
-            self.workers.append(None)
-            self.fresh.append(True)
-
-    def _chunk(
-        self, slot: int, options: MathOptions, pairs: Sequence[tuple[str, str]],
-        results: list[Answer | None], indices: Sequence[int], errors: list,
-    ) -> None:
-        position = 0
-        while position < len(indices):
-            if slot >= len(self.workers):  # the pool was closed (an interrupted call)
-                return
-            worker = self.workers[slot]
-            if worker is None:
-                worker = self.workers[slot] = _Worker()
-                self.fresh[slot] = True
-            chunk = [pairs[i] for i in indices[position:]]
-            try:
-                for answer in worker.run(options, chunk, self.fresh[slot]):
-                    self.fresh[slot] = False
-                    if isinstance(answer, _Failure):
-                        errors.append(answer)
-                        return
-                    results[indices[position]] = answer
-                    position += 1
-            except (TimeoutError, EOFError, OSError, pickle.UnpicklingError):
-                # the pair at ``position`` ran past the hard limit (or killed its worker)
-                worker.close(kill=True)
-                if slot >= len(self.workers):
-                    return
-                self.workers[slot] = None
-                _count(worker_restarts=1)
-                results[indices[position]] = _STOPPED
-                position += 1
-
-    def compare(
-        self, pairs: Sequence[tuple[str, str]], options: MathOptions, workers: int
-    ) -> list[Answer]:
-        with self.lock:
-            self.size(workers)
-            # pairs sharing a gold go to the same worker, whose cache parses it once
-            order = sorted(range(len(pairs)), key=lambda i: pairs[i][1])
-            used = max(1, min(workers, len(pairs)))
-            size = -(-len(order) // used)
-            groups = [order[i * size : (i + 1) * size] for i in range(used)]
-            results: list[Answer | None] = [None] * len(pairs)
-            errors: list[_Failure] = []
-            threads = [
-                threading.Thread(
-                    target=self._chunk, args=(slot, options, pairs, results, group, errors),
-                    daemon=True,
-                )
-                for slot, group in enumerate(groups)
-                if group
-            ]
-            try:
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-            except BaseException:  # interrupted: answers may still be in flight, start afresh
-                self.close(kill=True)
-                raise
-            if errors:
-                raise RuntimeError(
-                    f"math comparison failed in a worker process: {errors[0].message}\n"
-                    f"{errors[0].details}"
-                )
-            return [_STOPPED if r is None else r for r in results]
-
-    def close(self, kill: bool = False) -> None:
-        for worker in self.workers:
-            if worker is not None:
-                worker.close(kill=kill)
-        self.workers = []
-        self.fresh = []
-
-
-_POOL = _Pool()
-atexit.register(_POOL.close)
-
-
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+def compare_in_workers(
+    pairs: Sequence[tuple[str, str]], options: MathOptions, workers: int
+) -> list[Answer]:
+    """:class:`Answer` for each pair, computed in the session's worker processes
+    (:data:`evalframe.extract._workers.POOL`), each pair under :func:`hard_limit`."""
+    answers, killed = POOL.run(
+        "evalframe.metrics._math_equal:compare_one", options, pairs, workers=workers,
+        limit=hard_limit(options.timeout), stopped=_STOPPED, what="math comparison",
+        # pairs sharing a gold go to the same worker, whose cache parses it once
+        order=lambda pair: pair[1],
+    )
+    _count(worker_restarts=killed)
+    return answers
 
 
 # --- the kernel ---------------------------------------------------------------------------
@@ -702,7 +505,7 @@ def _compare_distinct(
     n_workers = default_workers() if workers is None else workers
     main = threading.current_thread() is threading.main_thread()
     if n_workers > 0 and (len(todo) > PARALLEL_THRESHOLD or not main):
-        done = _POOL.compare(todo, options, n_workers)
+        done = compare_in_workers(todo, options, n_workers)
         _count(pairs_in_workers=len(todo))
     elif main:
         done = compare_pairs(todo, options)

@@ -35,21 +35,27 @@ with the same number of choices (one batched kernel per metric over the Arrow
 buffers; no Python runs per row):
 
 - the argmax is ``numpy.argmax``'s: ties go to the first index and a NaN wins (the
-  first NaN). Polars' ``list.arg_max`` differs (it skips NaN: ``[1, NaN, 2]`` gives 2,
-  numpy 1), which is why it is not used here;
+  first NaN; a NaN arises only from ``0 / 0``, an empty choice of log-probability 0 under
+  a length normalisation). Polars' ``list.arg_max`` differs (it skips NaN: ``[1, NaN,
+  2]`` gives 2, numpy 1), which is why it is not used here;
 - a normalised score is the same float64 division or subtraction the reference does,
   so two choices whose exact ratios differ but round to the same float are tied, and
-  a zero length gives ``±inf`` (or NaN for ``0 / 0``) as numpy does;
+  an empty choice (length 0) gives ``-inf`` (or NaN for ``0 / 0``) as numpy does;
 - probabilities are computed shifted by the row maximum (log-sum-exp), so they stay
   exact where the references' ``exp(logprob)`` underflows (every log-probability below
   about -745 gives 0.0 or NaN there) or overflows (above 709.78).
 
 Errors: an empty choice list, ``choice_*`` lists of unequal length within a row, an
 empty gold list, a gold index that is negative or not below the number of choices, a
-negative token count and (TruthfulQA) a ``len_mc1`` outside the choices raise
+token count below 1 and (TruthfulQA) a ``len_mc1`` outside the choices raise
 :class:`evalframe.EvalframeError` naming the metric, the column, the number of rows and
 the first one (lm-evaluation-harness logs a warning and scores such rows 0, lighteval
-scores 0 or crashes). A null input, or a null inside a list, gives a null score.
+scores 0 or crashes). So do values no probability has (see
+:mod:`evalframe.metrics._logprob`): a log-probability that is NaN, ``+inf`` or above
+``1e-6`` (values in ``(0, 1e-6]`` are rounding, scored as given; ``-inf``, probability 0,
+is allowed), and an unconditioned log-probability (PMI) that is not finite; both
+references score them (``+inf`` and NaN win ``numpy.argmax``). A null input, or a null
+inside a list, gives a null score.
 
 >>> import polars as pl
 >>> df = pl.DataFrame({
@@ -83,6 +89,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
+from evalframe.metrics._logprob import EXPECTED, invalid_values
 from evalframe.metrics.registry import Reference, positive_int, register
 from evalframe.metrics.sampling import check_k
 
@@ -119,6 +126,8 @@ _GOLD_RANGE = 4
 _NEGATIVE_COUNT = 5
 _SPLIT = 6
 _MANY_GOLDS = 7
+_BAD_LOGPROB = 8
+_BAD_UNCONDITIONED = 9
 
 
 @dataclass(frozen=True)
@@ -128,7 +137,7 @@ class _Plan:
     kind: Literal["argmax", "prob", "softmax", "rank", "brier", "mc1", "mc2"]
     gold: bool = True
     extra: Literal["divide", "subtract"] | None = None
-    counts: bool = False  # the extra list holds counts, which must not be negative
+    counts: bool = False  # the extra list holds token counts, which must be at least 1
     split: bool = False  # a len_mc1 column follows
     k: int | None = None  # rank: recall@k (first index wins ties); None: MRR
 
@@ -228,11 +237,16 @@ def _kernel(plan: _Plan, series: Sequence[pl.Series]) -> pl.Series:
             problems[mask & (problems == 0)] = code
 
     flag(present & (n == 0), _EMPTY)
+    flag(present & _row_any(invalid_values(logprobs.flat(), minus_inf=True), logprobs.offsets),
+         _BAD_LOGPROB)
     scoreable = present.copy()
     if extra is not None:
         flag(present & extra.present & (extra.lengths != n), _UNEQUAL)
         if plan.counts:
-            flag(extra.present & _row_any(extra.flat() < 0, extra.offsets), _NEGATIVE_COUNT)
+            flag(extra.present & _row_any(extra.flat() < 1, extra.offsets), _NEGATIVE_COUNT)
+        if plan.extra == "subtract":  # PMI: the unconditioned log-probabilities
+            bad = invalid_values(extra.flat(), minus_inf=False)
+            flag(extra.present & _row_any(bad, extra.offsets), _BAD_UNCONDITIONED)
         scoreable &= extra.present
     if gold is not None:
         given = gold.flat()
@@ -413,15 +427,25 @@ def _metric(
         show.append(("len_mc1", parse_into_expr(len_mc1)))
     shown = tuple(show)
     lp = describe(choice_logprobs)
-    checks = [_check(_EMPTY, f"an empty choice list in {lp}", "at least one choice", shown)]
+    checks = [
+        _check(_EMPTY, f"an empty choice list in {lp}", "at least one choice", shown),
+        _check(_BAD_LOGPROB, f"a log-probability in {lp} that is NaN or above 0 (+inf "
+               "included)", f"{EXPECTED}; -inf (probability 0) is allowed", shown),
+    ]
     if extra is not None:
         source = describe(extra_source)
         checks.append(_check(
             _UNEQUAL, f"a different number of entries in {lp} and {source}",
             f"one entry of {source} per choice", shown))
         if plan.counts:
-            checks.append(_check(_NEGATIVE_COUNT, f"a negative count in {source}",
-                                 "token counts >= 0", shown))
+            checks.append(_check(_NEGATIVE_COUNT, f"a token count below 1 in {source}",
+                                 "token counts >= 1 (the log-probability is divided by them)",
+                                 shown))
+        if plan.extra == "subtract":
+            checks.append(_check(
+                _BAD_UNCONDITIONED, f"a log-probability in {source} that is NaN, infinite or "
+                "above 0", f"finite log-probabilities in {source}, {EXPECTED} (PMI subtracts "
+                "them: -inf would give +inf or NaN)", shown))
     if gold_index is not None:
         gold = describe(gold_index)
         checks.append(_check(_NO_GOLD, f"an empty gold list in {gold}",
@@ -524,10 +548,11 @@ def acc(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
 
     Notes
     -----
-    Ties go to the first index and a NaN log-probability wins (``numpy.argmax``: the
-    first NaN); ``+inf`` beats every finite value and ``-inf`` loses to them. An empty
-    choice list, an empty gold list and a gold index that is negative or not below the
-    number of choices raise :class:`~evalframe.EvalframeError` (lm-eval scores them 0).
+    Ties go to the first index (``numpy.argmax``); ``-inf`` (probability 0) loses to every
+    finite value. An empty choice list, an empty gold list, a gold index that is negative
+    or not below the number of choices (lm-eval scores them 0) and a log-probability that
+    is NaN, ``+inf`` or above ``1e-6`` (lm-eval lets NaN and ``+inf`` win) raise
+    :class:`~evalframe.EvalframeError`.
 
     Examples
     --------
@@ -600,7 +625,8 @@ def acc_norm(
     (length 0) gives ``logprob / 0``: ``-inf`` for a negative log-probability, NaN for 0
     (which then wins, as NaN does in ``numpy.argmax``), as in lm-eval; lighteval raises
     ``ZeroDivisionError`` there (and ``IndexError`` for ``ignore_first_space``). A choice
-    list and a log-probability list of different lengths raise.
+    list and a log-probability list of different lengths raise, and so do impossible
+    log-probabilities, as for :func:`acc`.
 
     Examples
     --------
@@ -704,8 +730,9 @@ def acc_token(
 
     Notes
     -----
-    A count of 0 gives ``logprob / 0`` as numpy does (lighteval raises
-    ``ZeroDivisionError``); a negative count raises :class:`~evalframe.EvalframeError`.
+    A count below 1 raises :class:`~evalframe.EvalframeError` (the log-probability is
+    divided by it; lighteval raises ``ZeroDivisionError`` for 0), and so do impossible
+    log-probabilities, as for :func:`acc`.
 
     Examples
     --------
@@ -758,7 +785,10 @@ def acc_pmi(
     Divergence: lm-eval compares ``np.argmax(...) == gold`` even when ``gold`` is a list;
     with two or more gold indices numpy returns an array and ``1.0 if array else 0.0``
     raises ``ValueError`` (a one-element list works). Here any gold counts, as for
-    :func:`acc`. ``inf - inf`` is NaN, which wins the argmax as in numpy.
+    :func:`acc`. The unconditioned log-probabilities must be finite (and <= 0, as for
+    :func:`acc`): ``-inf`` there would give the choice ``+inf``, or NaN against a ``-inf``
+    log-probability, which would win the argmax; a NaN, ``+inf`` or positive one raises
+    too.
 
     Examples
     --------
@@ -815,8 +845,10 @@ def prob(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1] for log-probabilities <= 0; NaN if a gold's is NaN (numpy's
-        ``max``); null where an input (or an entry of a list) is null.
+        ``Float64`` in [0, 1] (``exp(1e-6)`` at most, for a log-probability within the
+        rounding tolerance); null where an input (or an entry of a list) is null.
+        Impossible log-probabilities and token counts below 1 raise, as for :func:`acc`
+        and :func:`acc_token`.
 
     Examples
     --------
@@ -883,8 +915,9 @@ def prob_norm(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1]; NaN where a score is NaN or ``+inf`` (as in lighteval);
-        null where an input (or an entry of a list) is null.
+        ``Float64`` in [0, 1]; NaN where a normalised score is NaN (``"char"``: an empty
+        choice of log-probability 0, ``0 / 0``), as in lighteval; null where an input (or an
+        entry of a list) is null. Impossible log-probabilities raise, as for :func:`acc`.
 
     Notes
     -----
@@ -941,8 +974,10 @@ def brier_score(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 2]; NaN where a log-probability is NaN or ``+inf`` or all are
-        ``-inf`` (as ``lm_eval.utils.softmax`` gives); null where an input is null.
+        ``Float64`` in [0, 2]; NaN where every log-probability is ``-inf`` (no probability
+        mass: ``lm_eval.utils.softmax`` gives NaN too; :func:`evalframe.aggregate` and
+        :func:`evalframe.compare` refuse NaN scores); null where an input is null.
+        Impossible log-probabilities raise, as for :func:`acc`.
 
     Notes
     -----
@@ -1009,9 +1044,11 @@ def mrr(
     Notes
     -----
     Ties share the best rank (a gold tied with the top choice scores 1.0, although
-    :func:`acc` gives the first of them the win). NaN ranks above every number and
-    ties with another NaN, as in numpy's orderings; lighteval sorts NaN with Python's
-    ``sorted``, whose result with NaN depends on the input order, and is not followed.
+    :func:`acc` gives the first of them the win). A NaN score (only with
+    ``length_normalization``: an empty choice of log-probability 0, ``0 / 0``) ranks above
+    every number and ties with another NaN, as in numpy's orderings; lighteval sorts NaN
+    with Python's ``sorted``, whose result with NaN depends on the input order, and is not
+    followed. Impossible log-probabilities raise, as for :func:`acc`.
 
     Examples
     --------
@@ -1063,12 +1100,13 @@ def recall_at_k(choice_logprobs: IntoExpr, gold_index: IntoExpr, *, k: int) -> p
 
     Notes
     -----
-    Choices are ranked by log-probability, NaN first, ties to the first index (as
+    Choices are ranked by log-probability, ties to the first index (as
     ``numpy.argmax``), so ``recall@1`` equals :func:`acc` and recall never falls as ``k``
-    grows. Divergence: for ``k > 1`` lighteval reverses an ascending ``argsort``, which
-    puts the *last* of tied choices first: for ``[0.0, 0.0, 0.0]``, gold 0 and ``k = 2``
-    it takes choices 2 and 1 and scores 0.0 (while its ``recall@1`` is 1.0); here
-    choices 0 and 1 are taken and the score is 1.0. Without ties both agree.
+    grows; impossible log-probabilities raise, as for :func:`acc`. Divergence: for
+    ``k > 1`` lighteval reverses an ascending ``argsort``, which puts the *last* of tied
+    choices first: for ``[0.0, 0.0, 0.0]``, gold 0 and ``k = 2`` it takes choices 2 and 1
+    and scores 0.0 (while its ``recall@1`` is 1.0); here choices 0 and 1 are taken and the
+    score is 1.0. Without ties both agree.
 
     Examples
     --------
@@ -1122,7 +1160,7 @@ def mc1(choice_logprobs: IntoExpr, len_mc1: IntoExpr | None = None) -> pl.Expr:
     Notes
     -----
     ``numpy.argmax`` rules (ties to the first index, so a tie with the first choice
-    counts as correct; the first NaN wins).
+    counts as correct); impossible log-probabilities raise, as for :func:`acc`.
 
     Examples
     --------
@@ -1173,9 +1211,10 @@ def mc2(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1]; 0.0 when no MC2 target is true; NaN where a
-        log-probability of an MC2 target is NaN or ``+inf`` or all are ``-inf`` (as
-        lm-eval gives); null where an input (or an entry of a list) is null.
+        ``Float64`` in [0, 1]; 0.0 when no MC2 target is true; NaN where every MC2
+        target's log-probability is ``-inf`` (no probability mass, as lm-eval gives);
+        null where an input (or an entry of a list) is null. Impossible log-probabilities
+        raise, as for :func:`acc`.
 
     Notes
     -----
@@ -1218,18 +1257,26 @@ def mc2(
 
 _ROLES = ("choice_logprobs", "gold_index")
 _EDGE_ARGMAX = (
-    "argmax as numpy.argmax: ties go to the first index, the first NaN wins, +inf beats "
-    "and -inf loses to every finite value",
+    "argmax as numpy.argmax: ties go to the first index, -inf (probability 0) loses to "
+    "every finite value",
 )
 _EDGE_ERRORS = (
     "an empty choice list, choice_* lists of unequal length in a row, an empty gold list "
     "and a gold index < 0 or >= the number of choices raise EvalframeError naming the "
     "count of rows and the first one (lm-eval scores them 0, lighteval 0 or crashes)",
+    "a log-probability that is NaN, +inf or above 1e-6 (a probability above 1) raises "
+    "EvalframeError, counted over the whole input; values in (0, 1e-6] are rounding, "
+    "scored as given; -inf is allowed",
     "a null input, or a null inside a list, gives a null score",
 )
 _EDGE_DIVIDE = (
-    "the float64 division of the reference: exact ratios that round alike tie; a zero "
-    "length gives logprob / 0 (-inf, +inf, or NaN for 0/0, which wins) as in numpy",
+    "the float64 division of the reference: exact ratios that round alike tie; an empty "
+    "choice (length 0) gives logprob / 0 (-inf, or NaN for 0/0, which wins) as in numpy",
+)
+_VALUE_DIVERGENCE = (
+    "lm-eval and lighteval score any float: a NaN or +inf log-probability wins "
+    "numpy.argmax (acc of [-1, nan] with gold 1 is 1.0), a positive one is a probability "
+    "above 1; evalframe raises EvalframeError"
 )
 
 
@@ -1244,6 +1291,7 @@ register(
     description="Argmax of the choice log-probabilities is a gold index (= lighteval "
     "LoglikelihoodAcc).",
     edge_rules=(*_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
     function=acc,
 )
 register(
@@ -1261,6 +1309,7 @@ register(
     divergences=(
         "lighteval raises ZeroDivisionError for an empty choice (IndexError with "
         "ignore_first_space); evalframe divides as numpy does, as lm-eval",
+        _VALUE_DIVERGENCE,
     ),
     function=acc_norm,
 )
@@ -1270,6 +1319,7 @@ register(
     reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_bytes"),
     description="Argmax of log-probability / UTF-8 byte length of the choice is a gold index.",
     edge_rules=(*_EDGE_DIVIDE, *_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
     function=acc_bytes,
 )
 register(
@@ -1277,10 +1327,10 @@ register(
     roles=(*_ROLES, "choice_token_counts"),
     reference=_lighteval("LoglikelihoodAcc(LogProbTokenNorm())"),
     description="Argmax of log-probability / token count of the choice is a gold index.",
-    edge_rules=(*_EDGE_DIVIDE, "a negative token count raises EvalframeError",
-                *_EDGE_ARGMAX, *_EDGE_ERRORS),
-    divergences=("lighteval raises ZeroDivisionError for a choice of 0 tokens; evalframe "
-                 "divides as numpy does",),
+    edge_rules=("the float64 division of the reference: exact ratios that round alike tie",
+                "a token count below 1 raises EvalframeError (lighteval: ZeroDivisionError "
+                "for 0)", *_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
     function=acc_token,
 )
 register(
@@ -1289,11 +1339,17 @@ register(
     reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_mutual_info"),
     description="Argmax of log-probability - unconditioned log-probability (PMI) is a gold "
     "index (= lighteval LogProbPMINorm).",
-    edge_rules=("inf - inf is NaN, which wins the argmax", *_EDGE_ARGMAX, *_EDGE_ERRORS),
+    edge_rules=(
+        "unconditioned log-probabilities must be finite and <= 0 (up to 1e-6 of rounding): "
+        "PMI subtracts them, and -inf would give +inf (or NaN against -inf, which wins "
+        "numpy.argmax); NaN, +inf, -inf or positive ones raise EvalframeError",
+        *_EDGE_ARGMAX, *_EDGE_ERRORS,
+    ),
     divergences=(
         "lm-eval's acc_mutual_info compares np.argmax(...) == gold even for a list of "
         "golds: with two or more, `1.0 if array else 0.0` raises ValueError (a one-element "
         "list works); evalframe counts any gold, as acc does",
+        _VALUE_DIVERGENCE,
     ),
     function=acc_pmi,
 )
@@ -1303,9 +1359,11 @@ register(
     reference=_lighteval("Probability"),
     description="Probability exp(log-probability) of the most likely gold choice, unnormalised",
     edge_rules=(
-        "normalization='token' divides by the token count first (lighteval prob_norm_token)",
-        "NaN if a gold's log-probability is NaN (numpy max)", *_EDGE_ERRORS,
+        "normalization='token' divides by the token count first (lighteval prob_norm_token); "
+        "a token count below 1 raises EvalframeError",
+        "at most exp(1e-6) for a log-probability within the rounding tolerance", *_EDGE_ERRORS,
     ),
+    divergences=(_VALUE_DIVERGENCE,),
     function=prob,
 )
 register(
@@ -1323,13 +1381,16 @@ register(
     edge_rules=(
         "normalization: None, char (as acc_norm, with count_delimiter and "
         "ignore_first_space), token or pmi; the column it needs must be present",
-        "softmax shifted by the row maximum; NaN where a score is NaN or +inf, 0.0 where "
-        "all are -inf (as lighteval)", *_EDGE_ERRORS,
+        "softmax shifted by the row maximum; 0.0 where all scores are -inf (as lighteval); "
+        "NaN where a normalised score is NaN (char: an empty choice of log-probability 0)",
+        "token: a token count below 1 raises; pmi: unconditioned log-probabilities must be "
+        "finite (as acc_pmi)", *_EDGE_ERRORS,
     ),
     divergences=(
         "lighteval computes exp(s) unshifted: every score below about -745 underflows and it "
-        "returns 0.0 (e.g. [-1000, -1001], gold 0: lighteval 0.0, evalframe 0.731059); a "
-        "score above 709.78 overflows to NaN; scores below -708 lose digits",
+        "returns 0.0 (e.g. [-1000, -1001], gold 0: lighteval 0.0, evalframe 0.731059); "
+        "scores below -708 lose digits",
+        _VALUE_DIVERGENCE,
     ),
     function=prob_norm,
 )
@@ -1343,8 +1404,8 @@ register(
     higher_is_better=False,
     bounds=(0.0, 2.0),
     edge_rules=(
-        "softmax as lm_eval.utils.softmax (exp(x - max) / sum): NaN where a log-probability "
-        "is NaN or +inf or all are -inf",
+        "softmax as lm_eval.utils.softmax (exp(x - max) / sum): NaN where every "
+        "log-probability is -inf (no probability mass; aggregate and compare refuse it)",
         "exactly one gold index per row; several raise EvalframeError", *_EDGE_ERRORS,
     ),
     divergences=(
@@ -1352,6 +1413,7 @@ register(
         "when rows have different numbers of choices; evalframe scores each row",
         "lm-eval builds a wrongly shaped one-hot for a list of several golds; evalframe "
         "raises",
+        _VALUE_DIVERGENCE,
     ),
     function=brier_score,
 )
@@ -1363,11 +1425,13 @@ register(
     edge_rules=(
         "rank = number of choices with a strictly higher score: ties share the best rank",
         "length_normalization=True divides by len(choice) (code points, as given)",
-        "NaN ranks above every number and ties with NaN", *_EDGE_ERRORS,
+        "a NaN score (length_normalization: an empty choice of log-probability 0, 0/0) ranks "
+        "above every number and ties with NaN", *_EDGE_ERRORS,
     ),
     divergences=(
         "lighteval sorts with Python's sorted, whose order with NaN depends on the input "
         "order; evalframe ranks NaN first",
+        _VALUE_DIVERGENCE,
     ),
     function=mrr,
 )
@@ -1378,13 +1442,14 @@ register(
     reference=_lighteval("Recall"),
     description="A gold choice is among the k choices of highest log-probability.",
     edge_rules=(
-        "ranked by log-probability, NaN first, ties to the first index: recall@1 = acc",
+        "ranked by log-probability, ties to the first index: recall@1 = acc",
         "k < 1 raises when the metric is built; k >= the number of choices gives 1.0",
         *_EDGE_ERRORS,
     ),
     divergences=(
         "for k > 1 lighteval takes argsort()[::-1][:k], the last of tied choices first: "
         "[0, 0, 0], gold 0, k=2 gives 0.0 in lighteval (whose recall@1 is 1.0), 1.0 here",
+        _VALUE_DIVERGENCE,
     ),
     function=recall_at_k,
 )
@@ -1400,6 +1465,7 @@ register(
         "len_mc1 < 1 or > the number of choices raises EvalframeError",
         *_EDGE_ARGMAX, *_EDGE_ERRORS,
     ),
+    divergences=(_VALUE_DIVERGENCE,),
     function=mc1,
 )
 register(
@@ -1413,8 +1479,8 @@ register(
         "true answers are the gold indices >= len_mc1 (lm-eval process_results_mc2: "
         "labels == 1); none gives 0.0; without len_mc1 all choices are MC2 targets",
         "len_mc1 < 0 or >= the number of choices raises EvalframeError",
-        "softmax shifted by the maximum; NaN where an MC2 log-probability is NaN or +inf or "
-        "all are -inf (as lm-eval)", *_EDGE_ERRORS,
+        "softmax shifted by the maximum; NaN where every MC2 log-probability is -inf (as "
+        "lm-eval; aggregate and compare refuse it)", *_EDGE_ERRORS,
     ),
     divergences=(
         "lighteval counts as true only the consecutive run of golds from the second one: "
@@ -1423,6 +1489,7 @@ register(
         "one gold raises IndexError. evalframe takes every MC2 gold, as lm-eval does",
         "lm-eval and lighteval compute exp(ll) unshifted: NaN when every log-probability is "
         "below about -745",
+        _VALUE_DIVERGENCE,
     ),
     function=mc2,
 )

@@ -37,16 +37,22 @@ token counts instead, the textbook ``exp`` of the mean negative log-likelihood p
 Edge rules, shared by all five (the reduction's, see :func:`weighted_perplexity`):
 
 - a null log-likelihood, length or text gives a null statistics row, left out of the sums;
-- a NaN log-likelihood propagates: the score of any group holding it is NaN (as in
-  lm-eval); ``-inf`` gives ``inf``, ``+inf`` gives ``0.0`` (``-inf`` for bits per byte);
+- the log-likelihood must be one (see :mod:`evalframe.metrics._logprob`): a NaN, ``+inf``
+  or a value above ``1e-6`` (a probability above 1) raises :class:`EvalframeError`,
+  counted over the whole input and naming the first offending row (lm-eval scores them:
+  NaN makes the group's score NaN, a positive log-likelihood a perplexity below 1,
+  ``+inf`` a perplexity of 0.0); values in ``(0, 1e-6]`` are rounding, scored as given;
+  ``-inf`` (probability 0) gives ``inf`` (bits per byte too);
+- counts: ``n_words`` must be at least 1 (lm-eval's ``count_words`` is never 0: ``""``
+  is one word), so ``n_words = 0`` raises; ``n_bytes`` / ``n_tokens`` must be >= 0, and a
+  row with none (an empty document) must have a log-likelihood of 0, as lm-eval gives an
+  empty document (it has no token windows): 0 bytes or tokens with another
+  log-likelihood raises. Negative counts raise;
 - when ``exp`` overflows (a mean negative log-likelihood per unit above ~709.78) the
   score is ``inf``; lm-eval's ``math.exp`` raises ``OverflowError`` there;
-- a group with no units at all (``Σ n = 0``: only empty documents counted in bytes, or
-  no scoreable row) scores NaN; lm-eval raises ``ZeroDivisionError`` (or ``ValueError``
-  for no rows at all);
-- a negative ``n_words``/``n_bytes``/``n_tokens`` raises :class:`EvalframeError`, naming
-  the count of rows and the first one; zero is allowed. Positive log-likelihoods are
-  not rejected (lm-eval does not check them either).
+- a group with no units at all (``Σ n = 0``: only empty documents counted in bytes or
+  tokens, or no scoreable row) scores NaN, which ``aggregate`` reports as the value;
+  lm-eval raises ``ZeroDivisionError`` (or ``ValueError`` for no rows at all).
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -76,6 +82,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
+from evalframe.metrics._logprob import LOGPROB_TOLERANCE, loglikelihood_checks
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import code_point_runs, whitespace_characters
@@ -402,7 +409,8 @@ def weighted_perplexity(unit: str) -> Sums:
     ``math.exp(-weighted_mean(items))`` with ``weighted_mean = sum(ll) / sum(unit)``, in
     the same floating-point operations, vectorised over tables. Where lm-eval raises,
     this returns a number: NaN for ``Σ unit = 0`` (ZeroDivisionError there), ``inf``
-    where ``exp`` overflows (OverflowError there). NaN log-likelihoods propagate.
+    where ``exp`` overflows (OverflowError there). (NaN never reaches the sums: the
+    statistics refuse NaN log-likelihoods.)
 
     >>> import numpy as np
     >>> reduce = weighted_perplexity("n_words")
@@ -448,19 +456,40 @@ def _statistics(
             f"got {', '.join(given) if given else 'neither'}"
         )
     ll = parse_into_expr(loglikelihood).cast(pl.Float64)
-    checks: list[RowCheck] = []
+    checks = loglikelihood_checks(ll)
     if count is not None:
         length = parse_into_expr(count).cast(pl.Int64)
-        checks.append(
-            RowCheck(
-                invalid=length < 0,
-                what=f"a negative {unit}",
-                expected=f"{unit} >= 0",
-                show=((unit, length),),
-            )
-        )
+        shown: tuple[tuple[str, pl.Expr], ...] = ((unit, length),)
     else:
         length = from_text(text)
+        shown = (("text", parse_into_expr(text)), (unit, length))
+    if unit == "n_words":
+        # lm-eval's count_words is at least 1 ("" is one empty word): 0 is a wrong count
+        if count is not None:
+            checks.append(
+                RowCheck(
+                    invalid=length < 1,
+                    what="n_words below 1",
+                    expected="n_words >= 1 (lm-eval counts '' as 1 word)",
+                    show=shown,
+                )
+            )
+    else:
+        checks.append(
+            RowCheck(
+                invalid=length < 0, what=f"a negative {unit}", expected=f"{unit} >= 0",
+                show=shown,
+            )
+        )
+        checks.append(
+            RowCheck(
+                invalid=(length == 0) & (ll.abs() > LOGPROB_TOLERANCE) & ~ll.is_nan(),
+                what=f"{unit} = 0 with a log-likelihood other than 0",
+                expected=f"a log-likelihood of 0 where {unit} = 0 (nothing was predicted: "
+                "lm-eval scores an empty document 0.0, it has no token windows)",
+                show=(("loglikelihood", ll), *shown),
+            )
+        )
     dtype = pl.Struct({"loglikelihood": pl.Float64, unit: pl.Int64})
     statistics = pl.when(ll.is_not_null() & length.is_not_null()).then(
         pl.struct(ll.alias("loglikelihood"), length.alias(unit))
@@ -498,15 +527,15 @@ def word_perplexity(
     Raises
     ------
     EvalframeError
-        Neither or both of ``n_words`` and ``text`` (when built); a negative ``n_words``
-        (when run), naming the count of rows and the first one.
+        Neither or both of ``n_words`` and ``text`` (when built); when run, rows whose
+        log-likelihood is NaN, ``+inf`` or above ``1e-6`` (a probability above 1), or whose
+        ``n_words`` is below 1, naming the count of rows and the first one.
 
     Notes
     -----
-    Edge rules (see the module): ``""`` counts 1 word and ``" a "`` 3, as in lm-eval; a
-    NaN log-likelihood makes its group's score NaN; overflow of ``exp`` gives ``inf``
-    (lm-eval: OverflowError); no words in a group gives NaN (lm-eval:
-    ZeroDivisionError).
+    Edge rules (see the module): ``""`` counts 1 word and ``" a "`` 3, as in lm-eval;
+    ``-inf`` gives ``inf``; overflow of ``exp`` gives ``inf`` (lm-eval: OverflowError);
+    no scoreable row in a group gives NaN (lm-eval: ZeroDivisionError).
 
     Examples
     --------
@@ -558,12 +587,15 @@ def byte_perplexity(
     Raises
     ------
     EvalframeError
-        Neither or both of ``n_bytes`` and ``text``; a negative ``n_bytes``.
+        Neither or both of ``n_bytes`` and ``text``; a log-likelihood that is NaN, ``+inf``
+        or above ``1e-6``; a negative ``n_bytes``; 0 bytes with a log-likelihood other
+        than 0.
 
     Notes
     -----
-    Edge rules as :func:`word_perplexity`; an empty document has 0 bytes, so a group of
-    only empty documents scores NaN (lm-eval: ZeroDivisionError).
+    Edge rules as :func:`word_perplexity`; an empty document has 0 bytes and (in lm-eval)
+    a log-likelihood of 0, so it adds nothing to the sums, and a group of only empty
+    documents scores NaN (lm-eval: ZeroDivisionError).
 
     Examples
     --------
@@ -611,12 +643,12 @@ def bits_per_byte(
     Raises
     ------
     EvalframeError
-        Neither or both of ``n_bytes`` and ``text``; a negative ``n_bytes``.
+        As :func:`byte_perplexity`.
 
     Notes
     -----
-    No ``exp``, so nothing overflows: ``-inf`` log-likelihood gives ``inf``; a NaN
-    propagates; a group with 0 bytes gives NaN (lm-eval: ZeroDivisionError).
+    No ``exp``, so nothing overflows: ``-inf`` log-likelihood gives ``inf``; a group with
+    0 bytes gives NaN (lm-eval: ZeroDivisionError).
 
     Examples
     --------
@@ -660,12 +692,13 @@ def token_perplexity(loglikelihood: IntoExpr, n_tokens: IntoExpr) -> pl.Expr:
     Raises
     ------
     EvalframeError
-        A negative ``n_tokens``.
+        A log-likelihood that is NaN, ``+inf`` or above ``1e-6``; a negative ``n_tokens``;
+        0 tokens with a log-likelihood other than 0 (nothing scored loses no probability).
 
     Examples
     --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"ll": [-6.0, -2.0, None], "n_tokens": [4, 0, 1]})
+    >>> df = pl.DataFrame({"ll": [-6.0, 0.0, None], "n_tokens": [4, 0, 1]})
     >>> df.with_columns(token_perplexity("ll", "n_tokens").alias("token_perplexity"))
     shape: (3, 3)
     ┌──────┬──────────┬──────────────────┐
@@ -674,9 +707,17 @@ def token_perplexity(loglikelihood: IntoExpr, n_tokens: IntoExpr) -> pl.Expr:
     │ f64  ┆ i64      ┆ struct[2]        │
     ╞══════╪══════════╪══════════════════╡
     │ -6.0 ┆ 4        ┆ {-6.0,4}         │
-    │ -2.0 ┆ 0        ┆ {-2.0,0}         │
+    │ 0.0  ┆ 0        ┆ {0.0,0}          │
     │ null ┆ 1        ┆ null             │
     └──────┴──────────┴──────────────────┘
+
+    A log-likelihood above 0 is no probability:
+
+    >>> bad = pl.DataFrame({"ll": [-6.0, 0.5, 2.0], "n_tokens": [4, 1, 1]})
+    >>> bad.with_columns(token_perplexity("ll", "n_tokens"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.RowError: metric 'token_perplexity': 2 row(s) have a loglikelihood above 0 ...
     """
     return _statistics("token_perplexity", loglikelihood, "n_tokens", n_tokens, None, None)
 
@@ -702,10 +743,15 @@ def perplexity(loglikelihood: IntoExpr) -> pl.Expr:
         Per row the struct ``{loglikelihood: Float64, documents: Int64}`` (``documents``
         is 1); null where the log-likelihood is null (the row is not counted).
 
+    Raises
+    ------
+    EvalframeError
+        A log-likelihood that is NaN, ``+inf`` or above ``1e-6`` (a probability above 1).
+
     Notes
     -----
     No rows gives NaN (lm-eval: ZeroDivisionError); overflow of ``exp`` gives ``inf``
-    (lm-eval: OverflowError); NaN propagates.
+    (lm-eval: OverflowError); ``-inf`` gives ``inf``.
 
     Examples
     --------
@@ -724,9 +770,10 @@ def perplexity(loglikelihood: IntoExpr) -> pl.Expr:
     └──────┴────────────┘
     """
     ll = parse_into_expr(loglikelihood).cast(pl.Float64)
-    return pl.when(ll.is_not_null()).then(
+    statistics = pl.when(ll.is_not_null()).then(
         pl.struct(ll.alias("loglikelihood"), pl.lit(1, dtype=pl.Int64).alias("documents"))
     )
+    return guard("perplexity", statistics, loglikelihood_checks(ll), dtype=DOCUMENT_STATISTICS)
 
 
 # --------------------------------------------------------------------------------------
@@ -742,12 +789,18 @@ _NULL_RULE = (
     "a null log-likelihood, count or text gives a null statistics row, which is not summed"
 )
 _NAN_RULE = (
-    "a NaN log-likelihood propagates (the group's score is NaN, as in lm-eval); -inf "
-    "log-likelihood gives inf, +inf gives 0.0; positive log-likelihoods are not rejected"
+    "a log-likelihood that is NaN, +inf or above 1e-6 (a probability above 1) raises "
+    "EvalframeError naming the count of rows and the first one; values in (0, 1e-6] are "
+    "rounding, scored as given; -inf (probability 0) gives inf"
+)
+_WORD_COUNT_RULE = (
+    "n_words must be >= 1 (lm-eval's count_words is never 0: '' is 1 word); 0 or a "
+    "negative count raises EvalframeError naming the count of rows and the first one"
 )
 _COUNT_RULE = (
     "a negative count raises EvalframeError naming the count of rows and the first one; "
-    "a count of 0 is allowed; a group whose counts sum to 0 scores NaN"
+    "a count of 0 (an empty document) needs a log-likelihood of 0, as lm-eval gives an empty "
+    "document (no token windows), else it raises; a group whose counts sum to 0 scores NaN"
 )
 _EXP_DIVERGENCE = (
     "lm-eval's math.exp raises OverflowError when the mean negative log-likelihood per "
@@ -757,13 +810,18 @@ _ZERO_DIVERGENCE = (
     "lm-eval raises ZeroDivisionError when the counts sum to 0 (only empty documents, in "
     "bytes) and ValueError for no rows; evalframe gives NaN"
 )
+_VALUE_DIVERGENCE = (
+    "lm-eval scores any float: a NaN log-likelihood makes the score NaN, a positive one "
+    "gives a perplexity below 1 (ll=0.5 over 1 word: 0.6065), +inf gives 0.0; evalframe "
+    "raises EvalframeError for each"
+)
 
 
 def _register_weighted(
     name, title, function, unit, statistics, reduce, formula, reference
 ) -> None:
-    # Perplexities are positive (below 1 only for positive log-likelihoods, which are
-    # not rejected); bits per byte can be any number.
+    # Perplexities are positive (below 1 only by the rounding tolerance of positive
+    # log-likelihoods); bits per byte can be any number.
     bounds = (0.0, math.inf) if "exp" in formula else (-math.inf, math.inf)
     register(
         name,
@@ -775,9 +833,13 @@ def _register_weighted(
         reduce=reduce,
         reference=Reference("lm-eval", "0.4.13", reference),
         description=f"{title}: {formula} over documents (lm-eval loglikelihood_rolling).",
-        edge_rules=(_TEXT_RULE, _NULL_RULE, _NAN_RULE, _COUNT_RULE),
-        divergences=(_EXP_DIVERGENCE, _ZERO_DIVERGENCE) if "exp" in formula else (
-            _ZERO_DIVERGENCE,
+        edge_rules=(
+            _TEXT_RULE, _NULL_RULE, _NAN_RULE,
+            _WORD_COUNT_RULE if unit == "n_words" else _COUNT_RULE,
+        ),
+        divergences=(
+            (_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE) if "exp" in formula
+            else (_ZERO_DIVERGENCE, _VALUE_DIVERGENCE)
         ),
         function=function,
     )
@@ -831,7 +893,7 @@ register(
     ),
     description="Token perplexity: exp(-sum ll / sum n_tokens), per token.",
     edge_rules=(_NULL_RULE, _NAN_RULE, _COUNT_RULE),
-    divergences=(_EXP_DIVERGENCE, _ZERO_DIVERGENCE),
+    divergences=(_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE),
     function=token_perplexity,
 )
 register(
@@ -854,6 +916,7 @@ register(
         _EXP_DIVERGENCE,
         "lm-eval raises ZeroDivisionError for no rows (mean of an empty list); evalframe "
         "gives NaN",
+        _VALUE_DIVERGENCE,
     ),
     function=perplexity,
 )

@@ -184,7 +184,7 @@ def _finish(
     mean = np.where(empty, np.nan, mean)
     result = pl.DataFrame(
         {
-            "metric": [column.column] * table.height,
+            "metric": pl.Series([column.column] * table.height, dtype=pl.String),
             "n": table[f"n{i}"].cast(pl.UInt32),
             "n_missing": pl.Series(missing_counts).cast(pl.UInt32, strict=False),
             "n_null": table[f"null{i}"],
@@ -196,7 +196,7 @@ def _finish(
             "signature": pl.Series(signatures, dtype=pl.String),
         }
     )
-    # No rows: no value. (A NaN mean of NaN scores is a real outcome and stays NaN.)
+    # No rows: no value. (NaN scores never get here: aggregate refuses them first.)
     result = result.with_columns(
         pl.when(pl.col("n") > 0).then(pl.col("value")).otherwise(None).alias("value"),
         pl.col("stderr").fill_nan(None),

@@ -22,6 +22,7 @@ from evalframe.stats._corpus import corpus_table
 from evalframe.stats._sample import Settings, sample_table
 from evalframe.stats.columns import (
     MetricColumn,
+    check_nan_scores,
     find_columns,
     recorded_in,
 )
@@ -177,6 +178,7 @@ def aggregate(
         raise EvalframeError(
             "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
         )
+    check_nan_scores(frame, chosen)
     mapping = found.mapping
     settings = Settings(
         ci=ci, interval=interval, missing=missing, stderr=stderr,
@@ -199,7 +201,7 @@ def aggregate(
     sort_by = [*keys, "__order"] if keys else ["__order"]
     table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
     table = _with_parameters(table, keys, chosen)
-    return widen(table, keys) if wide else table
+    return widen(table, keys, [column.column for column in chosen]) if wide else table
 
 
 def _group_keys(by: str | Sequence[str] | None) -> list[str]:
@@ -339,8 +341,27 @@ def _with_parameters(
     return table.select(*keys, "metric", *names, *rest)
 
 
-def widen(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """One row per group; for each metric its value and ``<metric>:<statistic>`` columns."""
+def widen(
+    table: pl.DataFrame, keys: list[str], metrics: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """One row per group; for each metric its value and ``<metric>:<statistic>`` columns.
+
+    ``metrics``: the columns an empty table widens to (no row says which metrics there
+    are; without them, the keys alone).
+
+    >>> empty = pl.DataFrame(schema={"task": pl.String, "metric": pl.String, "value": pl.Float64,
+    ...     "stderr": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.UInt32,
+    ...     "n_missing": pl.UInt32})
+    >>> widen(empty, ["task"], ["acc"]).columns
+    ['task', 'acc', 'acc:stderr', 'acc:ci_low', 'acc:ci_high', 'acc:n', 'acc:n_missing']
+    """
+    if table.height == 0:
+        statistics = ("stderr", "ci_low", "ci_high", "n", "n_missing")
+        schema = {key: table.schema[key] for key in keys}
+        for metric in metrics or ():
+            schema[metric] = table.schema["value"]
+            schema.update({f"{metric}:{name}": table.schema[name] for name in statistics})
+        return pl.DataFrame(schema=schema)
     parts = []
     for (metric,), part in table.partition_by("metric", as_dict=True, maintain_order=True).items():
         parts.append(

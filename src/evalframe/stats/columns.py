@@ -361,6 +361,58 @@ def check_unknown_missing(
     )
 
 
+def check_nan_scores(
+    frame: pl.LazyFrame, columns: Sequence[MetricColumn], *, what: str = "aggregate"
+) -> None:
+    """Refuse NaN scores of sample metrics: counted over the whole input, first row named.
+
+    A NaN score has no mean: left in, it would make a group's value, standard error and
+    interval NaN, or a comparison's difference NaN and its p-value empty, without a word.
+    No metric of evalframe gives NaN for valid inputs except where its reference does
+    (``brier_score`` / ``mc2`` when every log-probability is ``-inf``: no probability
+    mass); such rows, and NaN written by other tools, are reported here with where they
+    are. (A corpus metric's value can legitimately be NaN: its formula over the group's
+    statistics, e.g. byte perplexity of documents with no bytes at all; that stays.)
+
+    >>> import polars as pl
+    >>> frame = pl.LazyFrame({"acc": [1.0, float("nan"), 0.0, float("nan")]})
+    >>> try:
+    ...     check_nan_scores(frame, [MetricColumn("acc", None)])
+    ... except ValueError as error:
+    ...     print(str(error)[:78])
+    cannot aggregate metric column 'acc': 2 row(s) hold a NaN score (first: row 1)
+    """
+    schema = frame.collect_schema()
+    checked = [
+        c for c in columns
+        if c.level == "sample" and c.column in schema and schema[c.column].is_float()
+    ]
+    if not checked:
+        return
+    found = frame.select(
+        *(pl.col(c.column).is_nan().sum().alias(f"n{i}") for i, c in enumerate(checked)),
+        *(
+            pl.int_range(pl.len(), dtype=pl.Int64).filter(pl.col(c.column).is_nan()).min()
+            .alias(f"first{i}")
+            for i, c in enumerate(checked)
+        ),
+    ).collect().row(0, named=True)
+    for i, column in enumerate(checked):
+        count = found[f"n{i}"]
+        if count:
+            undefined = (
+                "the difference and its p-value" if what == "compare"
+                else "the mean, its standard error and its interval"
+            )
+            raise EvalframeError(
+                f"cannot {what} metric column {column.column!r}: {count} row(s) hold a NaN "
+                f"score (first: row {found[f'first{i}']}); a NaN makes {undefined} NaN, so it "
+                "is not propagated. Find the input the metric could not score (every "
+                "log-probability -inf gives brier_score and mc2 no probability mass), fix it "
+                f"or drop those rows: frame.filter(~pl.col({column.column!r}).is_nan())"
+            )
+
+
 def apply_missing(
     frame: pl.LazyFrame, columns: Sequence[MetricColumn], missing: str
 ) -> pl.LazyFrame:
@@ -368,8 +420,10 @@ def apply_missing(
 
     ``"wrong"``: a missing answer scores the metric's worst; ``"exclude"``: null;
     ``"error"``: raise, counting them. Rows another scoring wrote (``scored`` false) are
-    null. Used by ``compare`` and ``paired_variance``; ``aggregate`` counts as it goes.
+    null. Used by ``compare`` and ``paired_variance``; ``aggregate`` counts as it goes. NaN
+    scores are refused first (:func:`check_nan_scores`).
     """
+    check_nan_scores(frame, columns, what="compare")
     unknown = [c for c in columns if not c.missing_known]
     if unknown:
         counts = frame.select(
