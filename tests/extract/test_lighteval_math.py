@@ -59,7 +59,7 @@ def test_a_response_past_the_timeout_is_not_extracted_and_counted(extractor, slo
     out, late, elapsed = _extract(texts, extractor, timeout=1)
     # ef.extract runs the kernel where polars calls it (not the main thread): the killable
     # worker processes, each response under its 1 s budget
-    assert elapsed < 15, elapsed
+    assert elapsed < 120, elapsed  # unbounded, it ran past 200 s; a busy machine adds start-up
     assert out["extracted"].to_list() == ["x=2", None, None, None, "\\frac{1}{2}"]
     assert out["extraction_rule"].to_list() == ["latex", "timeout", None, "timeout", "latex"]
     (warning,) = late
