@@ -105,6 +105,8 @@ class _Alarm:
     """
 
     fired = 0
+    #: Alarms that ended a response's budget (swallowed or not).
+    budget_fired = 0
 
     @classmethod
     @contextlib.contextmanager
@@ -124,6 +126,7 @@ class _Alarm:
         def handler(signum: int, frame: Any) -> None:
             cls.fired += 1
             if budget:
+                cls.budget_fired += 1
                 raise OutOfTime(what)
             logger.warning("Timeout during %s", what)
             raise TimeoutError("Operation timed out!")
@@ -833,9 +836,9 @@ def extract_one(text: str, options: ExtractOptions) -> tuple[str | None, str]:
     ('x=2', 'latex')
     """
     patterns = _warm(options.targets)
-    token = _DEADLINE.set(
-        None if options.timeout is None else time.monotonic() + options.timeout
-    )
+    deadline = None if options.timeout is None else time.monotonic() + options.timeout
+    token = _DEADLINE.set(deadline)
+    budget_alarms = _Alarm.budget_fired
     try:
         with _quiet_parse_timeouts():
             found = find(text, patterns, PARSE_TIMEOUT)
@@ -843,6 +846,14 @@ def extract_one(text: str, options: ExtractOptions) -> tuple[str | None, str]:
         return None, TIMEOUT_RULE
     finally:
         _DEADLINE.reset(token)
+    # the budget's alarm may land in code that swallows every exception (sympy's and
+    # antlr's bare ``except``): the parse then merely fails, and the cascade would fall
+    # back to the match's text. A response whose budget ran out is not extracted, however
+    # the interruption was handled, so the result never depends on the machine's speed.
+    if _Alarm.budget_fired != budget_alarms or (
+        deadline is not None and time.monotonic() > deadline
+    ):
+        return None, TIMEOUT_RULE
     return found.text, found.rule
 
 
