@@ -335,10 +335,10 @@ def _anchor(text: str | None) -> str | tuple[str, float] | None:
 
 def _run_ratings(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
     from evalframe import judge as J
-    from evalframe.judge.ratings import _check_numbers
+    from evalframe.judge.ratings import check_numbers
 
     anchor = _anchor(args.anchor)
-    _checked("ratings", _check_numbers, 400, 10, 1000, args.bootstrap, args.seed, 0.95)
+    _checked("ratings", check_numbers, 400, 10, 1000, args.bootstrap, args.seed, 0.95)
     frame = scan(args.inputs)
     if args.cluster is None:
         cluster: str | None = "sample_id"  # when the battles have it

@@ -33,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from evalframe.metrics.request import _literal
+from evalframe.metrics.request import option_literal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO_ROOT.parent / "shared" / "data" / "lighteval-test-cases"
@@ -51,7 +51,7 @@ class Check:
         """The metric request evalframe scores: ``metric(key=value, ...)``."""
         if not self.options:
             return self.metric
-        inner = ", ".join(f"{key}={_literal(value)}" for key, value in self.options.items())
+        inner = ", ".join(f"{key}={option_literal(value)}" for key, value in self.options.items())
         return f"{self.metric}({inner})"
 
     def label(self) -> str:

@@ -28,7 +28,7 @@ from evalframe import EvalframeError
 from evalframe.extract import lm_eval as L
 from evalframe.extract import lm_eval_pipelines as P
 from evalframe.extract.table import EXTRACTORS
-from evalframe.normalize._python_text import _all_characters
+from evalframe.normalize._python_text import all_characters
 
 if importlib.util.find_spec("lm_eval") is None:
     pytest.skip("lm-eval (the reference) is not installed", allow_module_level=True)
@@ -257,7 +257,7 @@ def test_hypothesis_random_patterns(seed, text):
     "escape", [r"\d", r"\D", r"\s", r"\S", r"\w", r"\W", r"[^\d\W]", r"[\s,]", r"(?a:\w)", "."]
 )
 def test_classes_match_the_same_characters_as_python(escape):
-    characters = _all_characters()
+    characters = all_characters()
     rust = L._plan(escape).rust
     matched = pl.Series(list(characters)).str.contains(f"^(?:{rust})$")
     compiled = re.compile(escape)
@@ -284,7 +284,7 @@ def test_untranslatable_parts_go_to_python():
 )
 def test_case_and_whitespace(ours_function, reference):
     # every character whose Polars case mapping differs from Python's, found here one by one
-    characters = pl.Series([c for c in _all_characters() if c != "\n"])
+    characters = pl.Series([c for c in all_characters() if c != "\n"])
     lowered, uppered = characters.str.to_lowercase(), characters.str.to_uppercase()
     special = "".join(
         c for c, low, up in zip(characters, lowered, uppered, strict=True)
@@ -296,7 +296,7 @@ def test_case_and_whitespace(ours_function, reference):
 
 
 def test_case_of_every_character():
-    characters = [c for c in _all_characters() if c != "\n"]
+    characters = [c for c in all_characters() if c != "\n"]
     for function, method in [(L.lowercase, str.lower), (L.uppercase, str.upper)]:
         assert ours(function, characters) == [method(c) for c in characters]
 

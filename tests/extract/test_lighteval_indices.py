@@ -23,7 +23,7 @@ from evalframe.extract.lighteval_indices import (
     indices_extraction,
 )
 from evalframe.extract.table import EXTRACTION, EXTRACTORS, answer_of, resolve_extractor
-from evalframe.normalize._python_text import _all_characters
+from evalframe.normalize._python_text import all_characters
 
 GPQA = EXTRACTORS["lighteval_letters"]
 ANCHORED = EXTRACTORS["lighteval_letters_anchored"]
@@ -104,14 +104,14 @@ def test_python_whitespace_case_folding_and_end_of_text():
 
 
 def test_case_folded_letters_match_python_on_every_code_point():
-    everything = pl.Series(list(_all_characters()))
+    everything = pl.Series(list(all_characters()))
     for letter in sorted(set("final answer is")):
-        python = set(re.findall(f"(?i:{re.escape(letter)})", _all_characters()))
+        python = set(re.findall(f"(?i:{re.escape(letter)})", all_characters()))
         rust = set(everything.filter(
             everything.str.contains(f"^{module._folded(letter)}$")
         ).to_list())
         assert rust == python, letter
-    assert set(re.findall("(?i:i)", _all_characters())) == {"i", "I", "İ", "ı"}
+    assert set(re.findall("(?i:i)", all_characters())) == {"i", "I", "İ", "ı"}
 
 
 def test_labels_and_patterns():

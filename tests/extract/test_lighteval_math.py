@@ -9,6 +9,7 @@ The tests give a small timeout, so each takes a few seconds at most.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import re
@@ -85,35 +86,17 @@ def test_the_budget_holds_in_the_main_thread_without_workers():
 def test_a_budget_alarm_swallowed_by_the_parser_still_counts_as_a_timeout(monkeypatch):
     # sympy and antlr have bare ``except`` clauses: when the budget's alarm lands in one,
     # the parse merely fails and the cascade falls back to the match's text ("latex-text").
-    # That text must not come back: whether it did would depend on the machine's speed.
+    # That text must not come back: it is the answer of an interrupted parse.
     def swallowing_find(text, patterns, timeout):
-        with lm._Alarm.limit(5, "parsing"):
-            try:
-                time.sleep(2)
-            except BaseException:  # what a bare except in a parser does
-                pass
+        # the suppress is what a bare except in a parser does
+        with lm._Alarm.limit(5, "parsing"), contextlib.suppress(BaseException):
+            time.sleep(2)
         return lm.Found(["1+1"], "1+1", "latex-text")
 
     monkeypatch.setattr(lm, "find", swallowing_find)
     started = time.monotonic()
     assert lm.extract_one("$1+1$", lm.ExtractOptions(("latex",), 0.3)) == (None, "timeout")
     assert time.monotonic() - started < 1.5
-
-
-def test_a_response_finished_after_its_deadline_is_a_timeout(monkeypatch):
-    # outside the main thread no alarm is set: a parse that ends past the deadline is late
-    def slow_find(text, patterns, timeout):
-        time.sleep(0.5)
-        return lm.Found(["2"], "2", "latex")
-
-    monkeypatch.setattr(lm, "find", slow_find)
-    found = {}
-    thread = threading.Thread(
-        target=lambda: found.update(answer=lm.extract_one("$2$", lm.ExtractOptions(("latex",), 0.1)))
-    )
-    thread.start()
-    thread.join(30)
-    assert found["answer"] == (None, "timeout")
 
 
 def test_outside_the_main_thread_without_workers_the_budget_is_checked_between_parses():

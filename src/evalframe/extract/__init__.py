@@ -12,7 +12,7 @@ time the table is read, or one of their names is looked up here.
 import importlib
 
 from evalframe.extract import api, audit, table
-from evalframe.extract.table import EXTRACTOR_MODULES, _load_table
+from evalframe.extract.table import EXTRACTOR_MODULES, load_table
 
 _EAGER = (table, api, audit)
 
@@ -21,7 +21,7 @@ for _module in _EAGER:
 
 
 def _extractor_modules():
-    _load_table()
+    load_table()
     return [importlib.import_module(f"{__name__}.{name}") for name in EXTRACTOR_MODULES]
 
 

@@ -29,8 +29,8 @@ from evalframe.extract.table import (
     EXTRACTORS,
     ExtractFunction,
     Extractor,
-    _load_table,
     extraction,
+    load_table,
     resolve_extractor,
 )
 
@@ -63,7 +63,7 @@ def resolve(extractor: OneExtractor, where: str = "extract") -> tuple[str, Extra
     lists the table.
     """
     if isinstance(extractor, str) and extractor != "none":
-        _load_table()
+        load_table()
         if extractor not in EXTRACTORS:
             raise EvalframeError(
                 f"{where}: unknown extractor {extractor!r}; the extractor table has "
@@ -71,7 +71,7 @@ def resolve(extractor: OneExtractor, where: str = "extract") -> tuple[str, Extra
                 "give an Extractor or a function from pl.Expr to pl.Expr"
             )
     elif not isinstance(extractor, str | Extractor) and not callable(extractor):
-        _load_table()
+        load_table()
         raise EvalframeError(
             f"{where}: {extractor!r} is not an extractor; expected a name from the extractor "
             f"table ({_table_names()}), an Extractor or a function from pl.Expr to pl.Expr"
@@ -115,7 +115,7 @@ def resolve_many(
     return entries, single
 
 
-def _over_lists(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
+def over_lists(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
     """``function`` over every element of a ``List(String)`` column: ``List(EXTRACTION)``.
 
     The ``list.eval`` runs inside one batched kernel, where polars' planner does not see
@@ -173,11 +173,11 @@ def extraction_expr(
     _, function = resolve(extractor, "extraction_expr")
     text = parse_into_expr(column)
     if lists:
-        return _over_lists(text, function)
+        return over_lists(text, function)
     return function(text)
 
 
-def _check_column(schema: pl.Schema, column: str, where: str) -> bool:
+def check_column(schema: pl.Schema, column: str, where: str) -> bool:
     """Whether ``column`` holds lists; an error when it is absent or not text."""
     if not isinstance(column, str):
         raise EvalframeError(f"{where}: column= must be a column name (str), got {column!r}")
@@ -293,7 +293,7 @@ def extract(
     if timeout is not None:
         entries = _with_timeout(entries, timeout)
     schema = frame.collect_schema()
-    lists = _check_column(schema, column, "extract")
+    lists = check_column(schema, column, "extract")
     names = output_names([label for label, _ in entries], single, name)
     flat = [column_name for pair in names for column_name in pair]
     clashing = [column_name for column_name in flat if column_name in schema]
@@ -306,7 +306,7 @@ def extract(
     structs = {}
     for index, (_, function) in enumerate(entries):
         key = _unused(schema, f"__evalframe_extraction_{index}")
-        structs[key] = _over_lists(text, function) if lists else function(text)
+        structs[key] = over_lists(text, function) if lists else function(text)
     fields = []
     for key, (answer, rule) in zip(structs, names, strict=True):
         for field, output in (("extracted", answer), ("rule", rule)):

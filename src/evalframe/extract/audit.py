@@ -40,7 +40,7 @@ from itertools import combinations
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.extract.api import Extractors, _check_column, _over_lists, resolve, resolve_many
+from evalframe.extract.api import Extractors, check_column, over_lists, resolve, resolve_many
 from evalframe.extract.table import ExtractFunction
 
 __all__ = ["ExtractionAudit", "audit_extractors"]
@@ -163,7 +163,7 @@ def audit_extractors(
     labels = [label for label, _ in entries]
     keys = _columns(by)
     schema = frame.collect_schema()
-    lists = _check_column(schema, column, where)
+    lists = check_column(schema, column, where)
     wanted = [*keys, *([gold] if gold is not None else [])]
     absent = [name for name in wanted if name not in schema]
     if absent:
@@ -205,7 +205,7 @@ def audit_extractors(
         golds = pl.concat_list([pl.col(gold)]).cast(pl.List(pl.String))
         if gold_extractor is not None:
             _, gold_function = resolve(gold_extractor, where)
-            golds = _over_lists(golds, gold_function).list.eval(
+            golds = over_lists(golds, gold_function).list.eval(
                 pl.element().struct.field("extracted")
             )
         columns.append(golds.list.drop_nulls().alias("__golds"))

@@ -68,7 +68,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import Extractor, extraction, register_extractor
-from evalframe.normalize._python_text import _all_characters, _as_class
+from evalframe.normalize._python_text import all_characters, as_class
 
 __all__ = [
     "inspect_answer_letter",
@@ -91,7 +91,7 @@ ANSWER_PATTERNS: dict[str, str] = {
 @cache
 def _python_class(pattern: str, flags: int, negate: bool = False) -> str:
     """The characters Python's ``re`` matches with the one-character ``pattern``."""
-    return _as_class(re.findall(pattern, _all_characters(), flags), negate=negate)
+    return as_class(re.findall(pattern, all_characters(), flags), negate=negate)
 
 
 @cache

@@ -69,7 +69,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import Extractor, extraction, register_extractor
-from evalframe.normalize._python_text import _all_characters, _as_class, whitespace_characters
+from evalframe.normalize._python_text import all_characters, as_class, whitespace_characters
 
 __all__ = ["IndexLiterals", "indices_extraction"]
 
@@ -152,10 +152,10 @@ def _class(characters: str) -> str:
 @cache
 def _folded(character: str) -> str:
     """What Python's ``(?i:c)`` matches, as a Rust pattern (``i`` also matches ``İ``, ``ı``)."""
-    matches = re.findall(f"(?i:{re.escape(character)})", _all_characters())
+    matches = re.findall(f"(?i:{re.escape(character)})", all_characters())
     if len(matches) <= 1:
         return _char(character)
-    return _as_class(matches)
+    return as_class(matches)
 
 
 def _case_insensitive(text: str) -> str:
@@ -166,7 +166,7 @@ def _case_insensitive(text: str) -> str:
 @cache
 def _whitespace() -> str:
     """Python's ``\\s`` (``str.isspace``) as a Rust class."""
-    return _as_class(whitespace_characters())
+    return as_class(whitespace_characters())
 
 
 #: Python's ``$`` without MULTILINE: the end, or just before a final newline (consumed

@@ -282,9 +282,9 @@ def _gsm8k_batch(texts: pl.Series) -> pl.Series:
 @cache
 def _number_pattern() -> str:
     """``-?\\d*\\.?\\d+`` with Python's ``\\d`` (its Unicode tables, not Rust's)."""
-    from evalframe.normalize._python_text import _all_characters, _as_class
+    from evalframe.normalize._python_text import all_characters, as_class
 
-    digit = _as_class(re.findall(r"\d", _all_characters()))
+    digit = as_class(re.findall(r"\d", all_characters()))
     return f"-?{digit}*\\.?{digit}+"
 
 

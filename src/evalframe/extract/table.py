@@ -77,35 +77,35 @@ class _Table(dict):
     """The extractor table: a dict that imports the extractor modules before it is read."""
 
     def __getitem__(self, name: str) -> Extractor:
-        _load_table()
+        load_table()
         return super().__getitem__(name)
 
     def __contains__(self, name: object) -> bool:
-        _load_table()
+        load_table()
         return super().__contains__(name)
 
     def __iter__(self):
-        _load_table()
+        load_table()
         return super().__iter__()
 
     def __len__(self) -> int:
-        _load_table()
+        load_table()
         return super().__len__()
 
     def get(self, name, default=None):
-        _load_table()
+        load_table()
         return super().get(name, default)
 
     def keys(self):
-        _load_table()
+        load_table()
         return super().keys()
 
     def values(self):
-        _load_table()
+        load_table()
         return super().values()
 
     def items(self):
-        _load_table()
+        load_table()
         return super().items()
 
 
@@ -155,7 +155,7 @@ def resolve_extractor(
     """
     if extractor is None or extractor == "none":
         return "none", None
-    _load_table()
+    load_table()
     if isinstance(extractor, str):
         entry = EXTRACTORS.get(extractor)
         if entry is None:
@@ -306,7 +306,7 @@ def list_extractors() -> pl.DataFrame:
     (Sorted: the order extractors register in depends on which module a program imports
     first, and the list must not.)
     """
-    _load_table()
+    load_table()
     return pl.DataFrame(
         [
             {"name": entry.name, "reference": entry.reference, "meaning": entry.meaning}
@@ -324,7 +324,7 @@ EXTRACTOR_MODULES = (
 )
 
 
-def _load_table() -> None:
+def load_table() -> None:
     """Import every extractor module (each registers its entries), once."""
     if _LOADED:
         return

@@ -30,7 +30,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.judge.formats import GradeFormat, render, resolve_grade_format, template_fields
-from evalframe.judge.pairwise import _collect, _null_fields, ask_column, judge_columns
+from evalframe.judge.pairwise import ask_column, collect_pairs, judge_columns, null_fields_expr
 from evalframe.judge.run import judge_identity
 
 __all__ = ["GRADE_COLUMNS", "grade", "grade_prompt", "regrade"]
@@ -104,7 +104,7 @@ def grade(
     >>> grade(frame, judge, quiet=True).select("grade", "score", "judge_error").rows()
     [('10', 10.0, None), ('2', 2.0, None), ('error', None, 'not asked: null question')]
     """
-    data = _collect(frame)
+    data = collect_pairs(frame)
     fmt, bounds, body, literals, bindings = grade_prompt(
         format=format, template=template, scale=scale, rubric=rubric, columns=columns
     )
@@ -120,7 +120,7 @@ def grade(
         bound[name] = column
     prompts = data.select(
         render(body, data.schema, bound, literals, fmt.prefix()),
-        _null_fields(bound).alias("null_fields"),
+        null_fields_expr(bound).alias("null_fields"),
     )
     replies = ask_column(
         prompts["prompt"], judge, cache=cache, concurrency=concurrency, quiet=quiet

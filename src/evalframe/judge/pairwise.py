@@ -125,7 +125,7 @@ def pairwise(
     >>> judged.select("verdict_ab", "verdict_ba", "outcome").rows()
     [('A', 'A', 'A'), ('B', 'B', 'B'), ('tie', 'tie', 'tie')]
     """
-    data = _collect(frame)
+    data = collect_pairs(frame)
     fmt, body, literals, bindings = pairwise_prompt(
         format=format, template=template, rubric=rubric, columns=columns
     )
@@ -136,7 +136,7 @@ def pairwise(
     prompts = data.select(
         render(body, data.schema, bind_ab, literals, prefix).alias("prompt_ab"),
         render(body, data.schema, bind_ba, literals, prefix).alias("prompt_ba"),
-        _null_fields(bind_ab).alias("null_fields"),
+        null_fields_expr(bind_ab).alias("null_fields"),
     )
     replies = ask_column(
         pl.concat([prompts["prompt_ab"], prompts["prompt_ba"]]),
@@ -224,7 +224,7 @@ def _strings(texts: list[str | None]) -> pl.Series:
                          dtype=pl.String)
 
 
-def _collect(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+def collect_pairs(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     if isinstance(frame, pl.LazyFrame):
         return frame.collect()
     if isinstance(frame, pl.DataFrame):
@@ -252,7 +252,7 @@ def _rubric_literals(fields: Sequence[str], rubric: str | None, fmt: Any) -> dic
     return {"rubric": text}
 
 
-def _null_fields(bindings: Mapping[str, str]) -> pl.Expr:
+def null_fields_expr(bindings: Mapping[str, str]) -> pl.Expr:
     """The names of the template fields that are null in the row, joined (null: none)."""
     names = [
         pl.when(pl.col(column).is_null()).then(pl.lit(field))

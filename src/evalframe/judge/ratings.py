@@ -365,7 +365,7 @@ def _scaled(
     return rating + scale * (theta - centre)
 
 
-def _check_numbers(scale: float, base: float, init: float, bootstrap: int, seed: int,
+def check_numbers(scale: float, base: float, init: float, bootstrap: int, seed: int,
                    ci: float) -> None:
     for name, value in (("scale", scale), ("base", base), ("init", init)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
@@ -452,7 +452,7 @@ def ratings(
         When the ratings do not exist (a model, or a group of models, never loses a point
         to the others), on unknown outcomes, missing columns or invalid options.
     """
-    _check_numbers(scale, base, init, bootstrap, seed, ci)
+    check_numbers(scale, base, init, bootstrap, seed, ci)
     prepared, clustered = _prepare(battles, model_a, model_b, outcome, weight, cluster)
     _check_exists(prepared)
     models = prepared.models

@@ -29,7 +29,7 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.normalize._python_text import whitespace_characters
-from evalframe.normalize.drop import _normalize_spans, drop_is_number
+from evalframe.normalize.drop import drop_is_number, normalize_spans
 
 __all__ = ["INVALID", "score_batch", "unpack_em", "unpack_f1"]
 
@@ -271,7 +271,7 @@ def score_batch(batch: pl.Series) -> pl.Series:
 
     # Spans -> ids of their distinct normalised texts (each distinct token normalised once).
     texts = pl.concat([gold.get_column("g"), predicted.get_column("p")]).unique()
-    normalized = _normalize_spans(texts)
+    normalized = normalize_spans(texts)
     distinct = normalized.unique()
     text_ids = normalized.replace_strict(
         distinct, pl.Series(np.arange(len(distinct), dtype=np.uint32)), return_dtype=pl.UInt32

@@ -328,7 +328,7 @@ def could_be_number() -> frozenset[str]:
     """Characters of which a number holds at least one: those with a numeric value, and
     the Chinese numeral characters (``点`` alone reads as 0). A word with none of them is
     never a number (``float()`` needs a digit, every other form a numeric character)."""
-    from evalframe.normalize._python_text import _all_characters
+    from evalframe.normalize._python_text import all_characters
 
-    numeric = (ch for ch in _all_characters() if unicodedata.numeric(ch, None) is not None)
+    numeric = (ch for ch in all_characters() if unicodedata.numeric(ch, None) is not None)
     return frozenset(numeric) | _CHINESE

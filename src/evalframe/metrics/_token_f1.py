@@ -41,7 +41,7 @@ _BUILT_BYTES = [0]
 _BUILT_MAX_BYTES = 4 << 20
 
 
-def _expression_key(expr: pl.Expr) -> str | None:
+def expression_key(expr: pl.Expr) -> str | None:
     """The serialised expression, or None for one that reads no column (a literal).
 
     A literal (as a kernel evaluating a batch eagerly builds) has nothing to share
@@ -93,7 +93,7 @@ def map_alternatives(golds: pl.Expr, normalize: Normalizer, *, share: bool = Tru
     def build() -> pl.Expr:
         return golds.map_batches(kernel, return_dtype=pl.List(pl.String), is_elementwise=True)
 
-    key = _expression_key(golds) if share else None
+    key = expression_key(golds) if share else None
     return shared(
         None if key is None else ("map_alternatives", key, id(normalize)),
         build,
@@ -187,12 +187,12 @@ def _best_f1(pred: pl.Series, gold: pl.Series) -> np.ndarray:
     starts = np.cumsum(n_words) - n_words
     same, _ = overlap_counts(codes, starts[:n][alt_row], n_words[:n][alt_row],
                              starts[n:], n_words[n:])
-    f1 = _f1(same, n_words[:n][alt_row], n_words[n:])
+    f1 = f1_from_counts(same, n_words[:n][alt_row], n_words[n:])
     segment = np.flatnonzero(np.diff(alt_row, prepend=-1))
     return np.maximum.reduceat(f1, segment)
 
 
-def _f1(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.ndarray:
+def f1_from_counts(same: np.ndarray, pred_words: np.ndarray, gold_words: np.ndarray) -> np.ndarray:
     """``compute_f1`` on counts of words, with its float operations in its order.
 
     ``precision = 1.0 * same / len(pred)``, ``recall = 1.0 * same / len(gold)``,

@@ -50,7 +50,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics.exact_match import _DTYPES, _as_alternatives, _empty_gold_check
+from evalframe.metrics._text_inputs import DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import lower, split, whitespace_characters
@@ -323,8 +323,8 @@ def _statistics(
     max_order: int,
 ) -> pl.Expr:
     kernel = partial(_statistics_kernel, tokens=tokens, max_order=max_order)
-    inputs = [parse_into_expr(prediction).cast(pl.String), _as_alternatives(gold)]
-    return guard(metric, elementwise(inputs, kernel, STATISTICS), [_empty_gold_check(gold)],
+    inputs = [parse_into_expr(prediction).cast(pl.String), as_alternatives(gold)]
+    return guard(metric, elementwise(inputs, kernel, STATISTICS), [empty_gold_check(gold)],
                  dtype=STATISTICS)
 
 
@@ -847,7 +847,7 @@ _EMPTY_RULE = (
 register(
     "bleu",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     level="corpus",
     statistics=STATISTICS,
     reduce=_bleu_reduction,
@@ -877,7 +877,7 @@ register(
 register(
     "sentence_bleu",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     bounds=(0.0, 100.0),
     reference=Reference(
         "sacrebleu", SACREBLEU_VERSION, "sacrebleu.sentence_bleu (use_effective_order=True)"
@@ -910,7 +910,7 @@ for _name, _order, _function in (("bleu_1", 1, bleu_1), ("bleu_4", 4, bleu_4)):
     register(
         _name,
         roles=("prediction", "gold"),
-        dtypes=_DTYPES,
+        dtypes=DTYPES,
         reference=Reference(
             "lighteval",
             LIGHTEVAL_VERSION,

@@ -63,11 +63,12 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
-from evalframe.metrics.exact_match import _TEXT_DTYPES, LIGHTEVAL_VERSION
+from evalframe.metrics._text_inputs import TEXT_DTYPES
+from evalframe.metrics.exact_match import LIGHTEVAL_VERSION
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
-    _all_characters,
-    _as_class,
+    all_characters,
+    as_class,
     split,
     whitespace_characters,
     whitespace_class,
@@ -107,14 +108,14 @@ def _regex_module_classes() -> tuple[str, str]:
             "the Treebank tokeniser needs the 'regex' package (a dependency of nltk): "
             "pip install nltk"
         ) from error
-    chars = _all_characters()
-    return _as_class(regex.findall(r"\s", chars)), _as_class(regex.findall(r"[^\d]", chars))
+    chars = all_characters()
+    return as_class(regex.findall(r"\s", chars)), as_class(regex.findall(r"[^\d]", chars))
 
 
 @cache
 def _ignorecase(letter: str) -> str:
     """A class of what ``re``'s ``(?i)`` matches for ``letter`` (``s`` also matches ``ſ``)."""
-    return _as_class(re.findall("(?i)" + re.escape(letter), _all_characters()))
+    return as_class(re.findall("(?i)" + re.escape(letter), all_characters()))
 
 
 def _caseless(word: str) -> str:
@@ -755,7 +756,7 @@ _RAPIDFUZZ = Reference("rapidfuzz", "3.14", "rapidfuzz.distance.Levenshtein")
 register(
     "edit_distance",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     higher_is_better=False,
     bounds=(0.0, math.inf),
     reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
@@ -772,7 +773,7 @@ register(
 register(
     "edit_similarity",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
     description="Edit similarity, 1 - edit distance / max token count, Treebank tokens "
     "(lighteval copyright)",
@@ -787,7 +788,7 @@ register(
 register(
     "longest_common_prefix_length",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     bounds=(0.0, math.inf),
     reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
     description="Common prefix length in Treebank tokens with the cut gold (lighteval "
@@ -802,7 +803,7 @@ register(
 register(
     "word_edit_distance",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     higher_is_better=False,
     bounds=(0.0, math.inf),
     reference=_RAPIDFUZZ,
@@ -813,7 +814,7 @@ register(
 register(
     "word_edit_similarity",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=_RAPIDFUZZ,
     description="Word edit similarity, 1 - word Levenshtein distance / max word count, best gold",
     edge_rules=(
@@ -826,7 +827,7 @@ register(
 register(
     "char_edit_distance",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     higher_is_better=False,
     bounds=(0.0, math.inf),
     reference=_RAPIDFUZZ,
@@ -840,7 +841,7 @@ register(
 register(
     "char_edit_similarity",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=_RAPIDFUZZ,
     description="Character edit similarity, 1 - Levenshtein distance / max length, best gold",
     edge_rules=(

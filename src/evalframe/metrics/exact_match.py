@@ -45,16 +45,17 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from evalframe._expr import IntoExpr, RowCheck, describe, elementwise, guard, parse_into_expr
+from evalframe._expr import IntoExpr, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.extract.table import ExtractorLike, answer_of
 from evalframe.metrics._pairs import max_over_pairs
+from evalframe.metrics._rules import GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
+from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics._token_f1 import map_alternatives
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize.harness import harness_normalize
 from evalframe.normalize.harness import strip as strip_whitespace
 from evalframe.normalize.table import TextFunction, resolve_normalizer
-from evalframe.schema import LIST_STR, STR
 
 __all__ = [
     "exact_match",
@@ -68,21 +69,9 @@ __all__ = [
 ]
 
 LIGHTEVAL_VERSION = "main@3fd1526"
-_TEXT_DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR)}
-_MULTI_RULE = (
-    "a list[str] gold holds alternatives and a list[str] prediction several samples; the "
-    "score is the maximum over every (gold, prediction) pair, as lighteval's default "
-    "aggregation_function=max"
-)
-_NULL_RULE = (
-    "a null prediction or gold (or a null element inside a list) gives a null score; an empty "
-    "list raises EvalframeError (lighteval's max() of no pairs fails)"
-)
 
 Match = Literal["full", "prefix", "suffix"]
 EmptyPrediction = Literal["compare", "wrong"]
-
-_DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
 
 _EXTRACT_RULE = (
     "extractor= / gold_extractor= (default 'none') extract the answer from the prediction / "
@@ -90,28 +79,6 @@ _EXTRACT_RULE = (
     "extracted answer (boxed without a \\boxed{}) scores null: a missing answer for the "
     "prediction (n_missing, wrong by default), a row without a gold for the gold"
 )
-
-_GOLD_EDGE_RULES = (
-    "gold may be one string or a list of alternatives; the score is the maximum over them",
-    "an empty gold list is an error (EvalframeError with the count of rows and the first)",
-    "null prediction or null gold -> null; null alternatives inside a gold list are "
-    "skipped; a gold list whose alternatives are all null -> null",
-)
-
-
-def _as_alternatives(gold: IntoExpr) -> pl.Expr:
-    """Gold as ``List(String)``, whether the column is one string or a list of them."""
-    return pl.concat_list([parse_into_expr(gold)]).cast(pl.List(pl.String))
-
-
-def _empty_gold_check(gold: IntoExpr) -> RowCheck:
-    golds = pl.concat_list([parse_into_expr(gold)])
-    return RowCheck(
-        invalid=golds.list.len() == 0,
-        what=f"an empty gold list in column {describe(gold)}",
-        expected="at least one gold alternative",
-    )
-
 
 def _null_rows(prediction: IntoExpr, golds: pl.Expr) -> pl.Expr:
     all_null = golds.list.len() == golds.list.count_matches(None)
@@ -244,7 +211,7 @@ def exact_match(
             text = normalize_text(text)
         return harness_normalize(text, **options)
 
-    golds = _as_alternatives(gold)
+    golds = as_alternatives(gold)
     text = parse_into_expr(prediction).cast(pl.String)
     pred = normalize(text)
     normalized = map_alternatives(golds, normalize, share=False)
@@ -259,7 +226,7 @@ def exact_match(
         .then(pl.lit(None, dtype=pl.Float64))
         .otherwise(hit.cast(pl.Float64))
     )
-    return guard("exact_match", values, [_empty_gold_check(raw_gold)])
+    return guard("exact_match", values, [empty_gold_check(raw_gold)])
 
 
 def _affix_match(pred: pl.Expr, golds: pl.Expr, *, prefix: bool) -> pl.Expr:
@@ -721,11 +688,11 @@ def quasi_exact_match_gsm8k(
 register(
     "exact_match",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.exact_match_hf_evaluate"),
     description="Exact string match (1.0/0.0), best over gold alternatives",
     edge_rules=(
-        *_GOLD_EDGE_RULES,
+        *GOLD_EDGE_RULES,
         "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
         "Unicode forms all count",
         "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
@@ -750,8 +717,8 @@ register(
 _EM_RULES = (
     "an empty prediction ('') scores 0.0 even against an empty gold (lighteval checks "
     "`if not pred` on the raw text first)",
-    _MULTI_RULE,
-    _NULL_RULE,
+    MULTI_RULE,
+    NULL_RULE,
     _EXTRACT_RULE,
 )
 _HELM_RULE = (
@@ -764,7 +731,7 @@ _HELM_RULE = (
 register(
     "quasi_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.quasi_exact_match (ExactMatches with helm_normalizer, strip_strings)",
@@ -776,7 +743,7 @@ register(
 register(
     "prefix_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.prefix_exact_match (ExactMatches strip_strings, prefix)",
@@ -792,7 +759,7 @@ register(
 register(
     "prefix_quasi_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.prefix_quasi_exact_match (ExactMatches with helm_normalizer, prefix)",
@@ -809,7 +776,7 @@ register(
 register(
     "suffix_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics_sample.ExactMatches(strip_strings=True, type_exact_match='suffix') (no "
@@ -826,7 +793,7 @@ register(
 register(
     "suffix_quasi_exact_match",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics_sample.ExactMatches(helm_normalizer both sides, type_exact_match='suffix') "
@@ -844,7 +811,7 @@ register(
 register(
     "quasi_exact_match_gsm8k",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.quasi_exact_match_gsm8k (ExactMatches with gsm8k_normalizer, "

@@ -76,8 +76,8 @@ from evalframe.extract.table import ExtractorLike, answer_of
 from evalframe.metrics._inspect_numbers import could_be_number, normalize_number, parse_number
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
-    _all_characters,
-    _as_class,
+    all_characters,
+    as_class,
     has_multibyte,
     lower,
     whitespace_characters,
@@ -126,11 +126,11 @@ def _python_strip(series: pl.Series) -> pl.Series:
 
 @cache
 def _classes() -> dict[str, str]:
-    everything = _all_characters()
+    everything = all_characters()
     return {
-        "non_space": _as_class(whitespace_characters(), negate=True),
-        "non_digit": _as_class(re.findall(r"\d", everything), negate=True),
-        "numeric": _as_class(could_be_number()),
+        "non_space": as_class(whitespace_characters(), negate=True),
+        "non_digit": as_class(re.findall(r"\d", everything), negate=True),
+        "numeric": as_class(could_be_number()),
     }
 
 

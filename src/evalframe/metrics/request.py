@@ -59,7 +59,9 @@ class MetricRequest:
         """The canonical request: ``name(key=value, ...)`` with options sorted."""
         if not self.options:
             return self.name
-        inner = ", ".join(f"{key}={_literal(value)}" for key, value in sorted(self.options.items()))
+        inner = ", ".join(
+            f"{key}={option_literal(value)}" for key, value in sorted(self.options.items())
+        )
         return f"{self.name}({inner})"
 
     def keyword_options(self) -> dict[str, Any]:
@@ -255,7 +257,7 @@ def describe_options(spec: MetricSpec) -> str:
     if not table:
         return "none"
     return ", ".join(
-        f"{name}: {_type_name(annotation)} = {_literal(default)}"
+        f"{name}: {_type_name(annotation)} = {option_literal(default)}"
         if default is not inspect.Parameter.empty
         else f"{name}: {_type_name(annotation)}"
         for name, (annotation, default) in table.items()
@@ -308,7 +310,7 @@ def convert(annotation: Any, value: Any) -> Any:
         for allowed in arguments:
             if value == allowed and type(value) is type(allowed):
                 return allowed
-        raise ValueError(f"expected one of {', '.join(_literal(a) for a in arguments)}")
+        raise ValueError(f"expected one of {', '.join(option_literal(a) for a in arguments)}")
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in arguments:
             return None
@@ -364,7 +366,7 @@ def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     arguments = typing.get_args(annotation)
     if origin is typing.Literal:
-        return " | ".join(_literal(a) for a in arguments)
+        return " | ".join(option_literal(a) for a in arguments)
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in arguments)
     if origin in (Sequence, list, tuple):
@@ -376,14 +378,14 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
-def _literal(value: Any) -> str:
+def option_literal(value: Any) -> str:
     """A value as written in a request: true/false/none, numbers, quoted strings, lists."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "none"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_literal(element) for element in value) + "]"
+        return "[" + ", ".join(option_literal(element) for element in value) + "]"
     if isinstance(value, str):
         return repr(value)
     if callable(value):

@@ -73,10 +73,10 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics._token_f1 import _expression_key, shared
-from evalframe.metrics.exact_match import _DTYPES, _as_alternatives, _empty_gold_check
+from evalframe.metrics._text_inputs import DTYPES, as_alternatives, empty_gold_check
+from evalframe.metrics._token_f1 import expression_key, shared
 from evalframe.metrics.registry import Reference, register
-from evalframe.normalize.rouge_tokenize import _implode, encode_texts
+from evalframe.normalize.rouge_tokenize import encode_texts, implode_by_row
 from evalframe.normalize.table import TextFunction, resolve_normalizer
 
 __all__ = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rouge_n", "rouge_t5"]
@@ -129,7 +129,7 @@ def _encoded(
     expression object, so polars computes it once.
     """
     pred = parse_into_expr(prediction).cast(pl.String)
-    golds = _as_alternatives(gold)
+    golds = as_alternatives(gold)
 
     def kernel(series: Sequence[pl.Series]) -> pl.Series:
         return _encode(series[0], series[1], use_stemmer=use_stemmer, normalize=normalize)
@@ -137,7 +137,7 @@ def _encoded(
     def build() -> pl.Expr:
         return elementwise([pred, golds], kernel, _ENCODED)
 
-    keys = (_expression_key(pred), _expression_key(golds))
+    keys = (expression_key(pred), expression_key(golds))
     key = None if None in keys else ("rouge_encode", *keys, use_stemmer, id(normalize))
     return shared(key, build, keep_alive=normalize)
 
@@ -172,9 +172,9 @@ def _encode(
     ids = np.delete(ids, text_end[has_sentences] - 1)
     text_length = np.where(has_sentences, text_length - 1, 0)
     values = pl.Series(ids, dtype=pl.Int64)
-    lists = _implode(values, text_length, texts.is_null())
+    lists = implode_by_row(values, text_length, texts.is_null())
     pred_lists = lists.slice(0, n)
-    gold_lists = _implode(lists.slice(n), n_alternatives, gold.is_null())
+    gold_lists = implode_by_row(lists.slice(n), n_alternatives, gold.is_null())
     return pl.DataFrame({"pred": pred_lists, "gold": gold_lists}).to_struct("encoded").cast(
         _ENCODED
     )
@@ -327,11 +327,11 @@ def _as_sequences(docs: _Docs) -> pl.Series:
     points = np.where(points >= 0xD800, points + 0x800, points)  # skip the surrogates
     if points[-1] > _MAX_CODE_POINT:
         values = pl.Series(docs.ids, dtype=pl.Int64)
-        return _implode(values, docs.lengths, pl.repeat(False, len(docs.lengths), eager=True))
+        return implode_by_row(values, docs.lengths, pl.repeat(False, len(docs.lengths), eager=True))
     table = pl.Series(list(points.astype("<u4").tobytes().decode("utf-32-le")), dtype=pl.String)
     chars = table.gather(docs.ids)
     nulls = pl.repeat(False, len(docs.lengths), eager=True)
-    return _implode(chars, docs.lengths, nulls).list.join("")
+    return implode_by_row(chars, docs.lengths, nulls).list.join("")
 
 
 def _lcs_statistics(batch: _Batch) -> tuple[np.ndarray, np.ndarray]:
@@ -625,7 +625,7 @@ def _rouge(
         return values * scale if scale is not None else values
 
     values = elementwise([encoded], kernel, pl.Float64)
-    return guard(metric, values, [_empty_gold_check(gold)])
+    return guard(metric, values, [empty_gold_check(gold)])
 
 
 def rouge_n(
@@ -961,7 +961,7 @@ for _name, _function in (
     register(
         _name,
         roles=("prediction", "gold"),
-        dtypes=_DTYPES,
+        dtypes=DTYPES,
         reference=Reference("rouge-score", ROUGE_SCORE_VERSION, _REFERENCES[_name]),
         description=_DESCRIPTIONS[_name],
         edge_rules=(*_EDGE_RULES, *_SPECIFIC[_name]),
@@ -972,7 +972,7 @@ for _name, _function in (
 register(
     "rouge_t5",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     reference=Reference(
         "lighteval", LIGHTEVAL_VERSION,
         "metrics.Metrics.rouge_t5 (ROUGE(bootstrap=True, normalize_*=bigbench_normalizer))",

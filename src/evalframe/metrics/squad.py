@@ -43,7 +43,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe._slices import byte_slices
-from evalframe.metrics._token_f1 import _expression_key, _f1, overlap_counts, shared
+from evalframe.metrics._token_f1 import expression_key, f1_from_counts, overlap_counts, shared
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize.squad import may_have_no_words, squad_word_ids
 from evalframe.schema import LIST_STR, STR
@@ -88,7 +88,7 @@ def _scores(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """
     pred = parse_into_expr(prediction).cast(pl.String)
     golds = pl.concat_list([parse_into_expr(gold)]).cast(pl.List(pl.String))
-    pred_key, gold_key = _expression_key(pred), _expression_key(golds)
+    pred_key, gold_key = expression_key(pred), expression_key(golds)
     key = None if pred_key is None or gold_key is None else ("squad", pred_key, gold_key)
     return shared(
         key,
@@ -191,7 +191,7 @@ def _score_rows(pred: pl.Series, golds: pl.Series) -> tuple[np.ndarray, np.ndarr
             words, starts[scored_row], pred_len[scored_row], alt_start[scored], alt_len[scored]
         )
         em_alt[has_words] = exact
-        f1_alt[has_words] = _f1(same, pred_len[scored_row], alt_len[scored])
+        f1_alt[has_words] = f1_from_counts(same, pred_len[scored_row], alt_len[scored])
     # Questions without an answerable gold have the single gold "".
     em = (pred_len == 0).astype(np.float64)
     f1 = em.copy()

@@ -45,7 +45,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
-from evalframe.metrics.exact_match import _DTYPES, _empty_gold_check
+from evalframe.metrics._text_inputs import DTYPES, empty_gold_check
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 
@@ -203,7 +203,7 @@ def ter(
     inputs = pl.struct(pred.cast(pl.String).alias("prediction"), ref.alias("gold"))
     kernel = _kernel(bool(normalized), bool(no_punct), bool(asian_support), bool(case_sensitive))
     values = shared_kernel(inputs, kernel, STATISTICS)
-    return guard("ter", values, [_empty_gold_check(gold)], dtype=STATISTICS)
+    return guard("ter", values, [empty_gold_check(gold)], dtype=STATISTICS)
 
 
 def _ter_formula(sums: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -273,7 +273,7 @@ def sacrebleu_signature(
 register(
     "ter",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     level="corpus",
     higher_is_better=False,
     bounds=(0.0, math.inf),

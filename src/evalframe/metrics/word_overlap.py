@@ -32,17 +32,10 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, guard, parse_into_expr
 from evalframe.metrics._pairs import max_over_pairs
+from evalframe.metrics._rules import GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
+from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics._token_f1 import map_alternatives, token_f1_expr
-from evalframe.metrics.exact_match import (
-    _DTYPES,
-    _GOLD_EDGE_RULES,
-    _MULTI_RULE,
-    _NULL_RULE,
-    _TEXT_DTYPES,
-    LIGHTEVAL_VERSION,
-    _as_alternatives,
-    _empty_gold_check,
-)
+from evalframe.metrics.exact_match import LIGHTEVAL_VERSION
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import split, split_join
 from evalframe.normalize.squad import squad_normalize
@@ -115,13 +108,13 @@ def token_f1(
         def words(text: pl.Expr) -> pl.Expr:
             return split_join(normalize(text))
 
-    golds = _as_alternatives(gold)
+    golds = as_alternatives(gold)
     pred = words(parse_into_expr(prediction).cast(pl.String))
     share = words is squad_normalize or words is split_join  # else a new closure
     values = token_f1_expr(
         pred, map_alternatives(golds, words, share=share), drop_empty_gold=False
     )
-    return guard("token_f1", values, [_empty_gold_check(gold)])
+    return guard("token_f1", values, [empty_gold_check(gold)])
 
 
 def word_set_f1(
@@ -209,13 +202,13 @@ def word_set_f1(
 register(
     "token_f1",
     roles=("prediction", "gold"),
-    dtypes=_DTYPES,
+    dtypes=DTYPES,
     reference=Reference(
         "transformers", "4.57", "data.metrics.squad_metrics.compute_f1 (max over golds)"
     ),
     description="Multiset token F1 after SQuAD normalisation, best over gold alternatives",
     edge_rules=(
-        *_GOLD_EDGE_RULES,
+        *GOLD_EDGE_RULES,
         "words are a multiset: a repeated word counts as often as both sides have it",
         "a side without words: 1.0 if both have none, else 0.0; gold alternatives without "
         "words are kept (unlike squad_f1)",
@@ -236,13 +229,13 @@ _F1_RULES = (
     "SQuAD's multiset token_f1",
     "words are Python str.split() pieces; '' or whitespace-only on either side scores 0.0, "
     "'' vs '' included",
-    _MULTI_RULE,
-    _NULL_RULE,
+    MULTI_RULE,
+    NULL_RULE,
 )
 register(
     "word_set_f1",
     roles=("prediction", "gold"),
-    dtypes=_TEXT_DTYPES,
+    dtypes=TEXT_DTYPES,
     reference=Reference("lighteval", LIGHTEVAL_VERSION, "metrics.Metrics.f1_score (F1_score)"),
     description="F1 between the sets of whitespace-separated words (lighteval f1_score)",
     edge_rules=(

@@ -21,7 +21,7 @@ from functools import cache
 import polars as pl
 
 from evalframe._expr import let
-from evalframe.normalize._python_text import _as_class, decimal_characters, whitespace_characters
+from evalframe.normalize._python_text import as_class, decimal_characters, whitespace_characters
 
 __all__ = ["accepted_by_float", "float_text"]
 
@@ -51,8 +51,8 @@ def _float_strip_characters() -> str:
 @cache
 def _number_pattern() -> str:
     """A regex matching exactly the strings Python's ``float()`` accepts."""
-    digit = _as_class(_decimal_digits())
-    space = _as_class(_float_strip_characters())
+    digit = as_class(_decimal_digits())
+    space = as_class(_float_strip_characters())
     digits = f"{digit}(?:_?{digit})*"  # PEP 515: one underscore, only between digits
     decimal = f"(?:{digits}(?:\\.(?:{digits})?)?|\\.{digits})"
     exponent = f"(?:[eE][+-]?{digits})?"

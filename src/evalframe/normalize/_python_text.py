@@ -34,7 +34,7 @@ from evalframe._expr import shared_kernel
 
 
 @cache
-def _all_characters() -> str:
+def all_characters() -> str:
     """Every Unicode scalar value (surrogates excluded), in order."""
     points = np.concatenate([np.arange(0xD800), np.arange(0xE000, sys.maxunicode + 1)])
     return points.astype("<u4").tobytes().decode("utf-32-le")
@@ -63,7 +63,7 @@ def _class_of_runs(ranges: Iterable[Sequence[int]], negate: bool = False) -> str
     return f"[{'^' if negate else ''}{body}]"
 
 
-def _as_class(characters: Iterable[str], negate: bool = False) -> str:
+def as_class(characters: Iterable[str], negate: bool = False) -> str:
     """A Rust-regex character class matching exactly ``characters``."""
     return _class_of_runs(code_point_runs(ord(ch) for ch in characters), negate=negate)
 
@@ -90,7 +90,7 @@ def _tables_key() -> str:
 
 def _build_tables() -> dict[str, list[tuple[int, int]]]:
     """The tables, as code point runs, computed from the running Python and polars."""
-    everything = _all_characters()
+    everything = all_characters()
     return {
         "word": code_point_runs(map(ord, re.findall(r"\w", everything))),
         "whitespace": code_point_runs(map(ord, re.findall(r"\s", everything))),
@@ -161,7 +161,7 @@ def _computed_case_disagreements(upper: bool = False) -> str:
     applies; the lines are compared as UTF-32 code point arrays, block by block of
     code points, so the whole table costs a few vectorised passes and little memory.
     """
-    points = np.frombuffer(_all_characters().encode("utf-32-le"), dtype="<u4")
+    points = np.frombuffer(all_characters().encode("utf-32-le"), dtype="<u4")
     points = points[points != 0x0A]
     found: list[str] = []
     for start in range(0, points.size, _TABLE_BLOCK):
@@ -213,7 +213,7 @@ def _differing_lines(first: str, second: str, count: int) -> np.ndarray:
 
 @cache
 def _case_disagreement_class(upper: bool = False) -> str:
-    return _as_class(_case_disagreements(upper))
+    return as_class(_case_disagreements(upper))
 
 
 def has_multibyte(text: pl.Expr | pl.Series) -> pl.Expr | pl.Series:

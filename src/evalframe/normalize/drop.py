@@ -156,7 +156,7 @@ def drop_normalize(text: IntoExpr) -> pl.Expr:
     return split_join(replace_words(joined, ARTICLES))
 
 
-def _normalize_spans(texts: pl.Series) -> pl.Series:
+def normalize_spans(texts: pl.Series) -> pl.Series:
     """:func:`drop_normalize` of a Series of spans, normalising each distinct token once.
 
     The harness normalises token by token (``re.split(" |-", span)``, then lower,

@@ -31,7 +31,7 @@ import polars as pl
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.normalize._python_float import float_text
 from evalframe.normalize._python_text import (
-    _as_class,
+    as_class,
     lower,
     replace_words,
     split_join,
@@ -42,7 +42,7 @@ __all__ = ["gsm8k_normalize", "helm_normalize"]
 @cache
 def _punctuation_class() -> str:
     """``set(string.punctuation)``: the 32 ASCII punctuation characters."""
-    return _as_class(string.punctuation)
+    return as_class(string.punctuation)
 
 
 def helm_normalize(expr: IntoExpr) -> pl.Expr:

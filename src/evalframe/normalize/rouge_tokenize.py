@@ -162,10 +162,10 @@ def _stem_lists(lists: pl.Series) -> pl.Series:
     if not keep.all():
         flat = flat.filter(pl.Series(keep))
         lengths = np.bincount(owner[keep], minlength=len(lists)).astype(np.int64)
-    return _implode(flat, lengths, lists.is_null())
+    return implode_by_row(flat, lengths, lists.is_null())
 
 
-def _implode(flat: pl.Series, lengths: np.ndarray, nulls: pl.Series) -> pl.Series:
+def implode_by_row(flat: pl.Series, lengths: np.ndarray, nulls: pl.Series) -> pl.Series:
     """A ``List`` Series from its flattened values and the length of each list."""
     import pyarrow as pa
 

@@ -59,7 +59,7 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import EvalframeError
-from evalframe.normalize._python_text import _as_class, split_join, whitespace_characters
+from evalframe.normalize._python_text import as_class, split_join, whitespace_characters
 
 __all__ = [
     "SACREBLEU_TOKENIZERS",
@@ -153,7 +153,7 @@ def tokenize_zh(text: pl.Expr) -> pl.Expr:
     '我 爱 北 京 天 安 门 。 OK'
     """
     stripped = text.str.strip_chars(whitespace_characters())
-    spaced = stripped.str.replace_all(f"({_as_class(zh_characters())})", " ${1} ")
+    spaced = stripped.str.replace_all(f"({as_class(zh_characters())})", " ${1} ")
     return _post_tokenize(spaced)
 
 
@@ -181,7 +181,7 @@ def intl_classes() -> tuple[str, str, str]:
     found = [
         "".join(regex.findall(pattern, everything)) for pattern in (r"\p{N}", r"\p{P}", r"\p{S}")
     ]
-    return tuple(_as_class(chars) for chars in found)  # type: ignore[return-value]
+    return tuple(as_class(chars) for chars in found)  # type: ignore[return-value]
 
 
 def tokenize_intl(text: pl.Expr) -> pl.Expr:

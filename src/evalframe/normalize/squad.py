@@ -44,7 +44,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr, shared_kernel
 from evalframe.normalize._python_text import (
-    _as_class,
+    as_class,
     has_multibyte,
     lower,
     replace_words,
@@ -91,8 +91,8 @@ def _wordless_pattern() -> str:
 @cache
 def _irregular_whitespace() -> str:
     """Runs of Python whitespace other than one single space (what ``split_join`` changes)."""
-    every = _as_class(whitespace_characters())
-    not_space = _as_class(ch for ch in whitespace_characters() if ch != " ")
+    every = as_class(whitespace_characters())
+    not_space = as_class(ch for ch in whitespace_characters() if ch != " ")
     return f"{every}*{not_space}{every}*| {{2,}}"
 
 

@@ -157,7 +157,7 @@ def aggregate(
     recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
-    keys = _group_keys(by)
+    keys = group_keys(by)
     missing_keys = [key for key in keys if key not in schema]
     if missing_keys:
         raise EvalframeError(
@@ -204,7 +204,7 @@ def aggregate(
     return widen(table, keys, [column.column for column in chosen]) if wide else table
 
 
-def _group_keys(by: str | Sequence[str] | None) -> list[str]:
+def group_keys(by: str | Sequence[str] | None) -> list[str]:
     if by is None:
         return []
     keys = [by] if isinstance(by, str) else by

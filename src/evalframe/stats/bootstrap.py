@@ -34,7 +34,7 @@ import numpy as np
 from evalframe.metrics.reduce import Sums, Table
 
 #: Rows x replicates drawn per step of the Sums bootstrap (bounds its memory).
-_BLOCK = 4_000_000
+BLOCK = 4_000_000
 
 
 def bootstrap_table(
@@ -65,7 +65,7 @@ def bootstrap_sums(
     matrix = np.column_stack([np.asarray(values[name], dtype=np.float64) for name in names])
     n = matrix.shape[0]
     rng = np.random.default_rng(seed)
-    step = max(1, _BLOCK // max(n, 1))
+    step = max(1, BLOCK // max(n, 1))
     sums = np.empty((replicates, len(names)), dtype=np.float64)
     for start in range(0, replicates, step):
         stop = min(start + step, replicates)

@@ -69,9 +69,9 @@ from evalframe.errors import EvalframeError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Sums, Table
 from evalframe.stats import intervals
-from evalframe.stats.aggregate import _group_keys
+from evalframe.stats.aggregate import group_keys
 from evalframe.stats.bootstrap import (
-    _BLOCK,
+    BLOCK,
     bootstrap_clusters,
     bootstrap_sums,
     bootstrap_table,
@@ -79,7 +79,7 @@ from evalframe.stats.bootstrap import (
 )
 from evalframe.stats.columns import MetricColumn, apply_missing, find_columns, recorded_in
 from evalframe.stats.missing import check_policy
-from evalframe.stats.signature import Signature, _metric_pairs
+from evalframe.stats.signature import Signature, metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
 #: Columns of the comparison table after the ``by`` keys (``p_adjusted`` follows
@@ -337,7 +337,7 @@ def _keys(
     """(by keys, item keys not among them), checked against the frame's columns."""
     if not isinstance(model, str):
         raise EvalframeError(f"model={model!r}: expected the name of the model column (a str)")
-    keys = _group_keys(by)
+    keys = group_keys(by)
     if isinstance(on, str):
         on = [on]
     if (
@@ -897,7 +897,7 @@ class _PairedSums:
             self._score(model_total[None])[0] - self._score(base_total[None])[0]
         )
         out = np.empty(trials, dtype=np.float64)
-        step = max(1, _BLOCK // max(n, 1))
+        step = max(1, BLOCK // max(n, 1))
         for start in range(0, trials, step):
             stop = min(start + step, trials)
             swap = rng.integers(2, size=(stop - start, n), dtype=bool).astype(np.float64)
@@ -968,7 +968,7 @@ class _PairedTable:
         ordered = self.joint_index[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         out = np.empty(replicates, dtype=np.float64)
-        step = max(1, _BLOCK // index.size)
+        step = max(1, BLOCK // index.size)
         for start in range(0, replicates, step):
             rows = weights[start : start + step][:, index[order]]
             joint = np.zeros((rows.shape[0], self.counts.size))
@@ -1071,7 +1071,7 @@ def _signature(
     if column.request is None:
         pairs = [("metric", f"column:{column.column}")]
     else:
-        pairs = _metric_pairs(column.request)
+        pairs = metric_pairs(column.request)
     pairs.append(("reduce", column.reduction.name))
     pairs.append(("missing", missing))
     pairs.append(("method", method))

@@ -22,7 +22,7 @@ from typing import Any
 from evalframe._version import __version__
 from evalframe.extract.table import resolve_extractor
 from evalframe.metrics.reduce import Reduction
-from evalframe.metrics.request import MetricRequest, _literal
+from evalframe.metrics.request import MetricRequest, option_literal
 from evalframe.normalize.table import resolve_normalizer
 
 
@@ -40,10 +40,10 @@ def options_text(options: Mapping[str, Any]) -> str:
     """Options as ``key=value`` pairs joined by commas, sorted by key (``-`` for none)."""
     if not options:
         return "-"
-    return ",".join(f"{key}={_literal(value)}" for key, value in sorted(options.items()))
+    return ",".join(f"{key}={option_literal(value)}" for key, value in sorted(options.items()))
 
 
-def _metric_pairs(request: MetricRequest) -> list[tuple[str, str]]:
+def metric_pairs(request: MetricRequest) -> list[tuple[str, str]]:
     options = {
         key: value for key, value in request.keyword_options().items() if key not in request.params
     }
@@ -71,7 +71,7 @@ def score_signature(request: MetricRequest) -> str:
     >>> score_signature(parse_request("exact_match(extractor=boxed)")).split("|")[2:4]
     ['norm:none', 'extract:boxed']
     """
-    pairs = [*_metric_pairs(request), ("reduce", request.reduction().name)]
+    pairs = [*metric_pairs(request), ("reduce", request.reduction().name)]
     return str(Signature(tuple(pairs)))
 
 
@@ -98,7 +98,7 @@ def signature(
         pairs.append(("metric", f"column:{column}"))
         reduce_name = "mean"
     else:
-        pairs.extend(_metric_pairs(request))
+        pairs.extend(metric_pairs(request))
         reduce_name = (reduction or request.reduction()).name
     pairs.append(("reduce", reduce_name))
     if missing is not None:
