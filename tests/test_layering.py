@@ -19,7 +19,8 @@ def _private_imports(path: Path, root: Path = SOURCE) -> list[str]:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalframe"):
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
-                    found.append(f"{path.relative_to(root)}: from {node.module} import {alias.name}")
+                    where = path.relative_to(root)
+                    found.append(f"{where}: from {node.module} import {alias.name}")
     return found
 
 
