@@ -67,5 +67,5 @@ def test_sums_in_blocks_equal_one_block(monkeypatch):
 
     values = {"x": np.arange(30, dtype=float), "one": np.ones(30)}
     whole = bootstrap_sums(MEAN, values, replicates=64, seed=9)
-    monkeypatch.setattr(module, "_BLOCK", 30 * 5)  # 5 replicates per block
+    monkeypatch.setattr(module, "BLOCK", 30 * 5)  # 5 replicates per block
     assert np.array_equal(bootstrap_sums(MEAN, values, replicates=64, seed=9), whole)
