@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from evalframe._registry import Registry, canonical_name
 from evalframe.errors import EvalframeError
 from evalframe.metrics.reduce import MEAN, Reduction
 
@@ -119,7 +120,47 @@ def unit_fraction(text: str) -> float:
     return value
 
 
-_REGISTRY: dict[str, MetricSpec] = {}
+#: The modules whose import registers the built-in metrics (each registers at least one).
+FAMILIES = (
+    "exact_match", "word_overlap", "squad", "pass_at_k", "drop", "sampling", "classification",
+    "perplexity", "choice", "judge", "chrf", "distance", "ter", "rouge", "bleu", "letters",
+    "math", "inspect_scorers",
+)
+
+#: Every metric, by name (parameterised names as their pattern, ``pass@{k}``).
+METRICS: Registry[MetricSpec] = Registry(
+    "metric", package="evalframe.metrics", modules=FAMILIES, sort=True
+)
+
+
+def with_rules(
+    doc: str | None, edge_rules: Sequence[str], divergences: Sequence[str]
+) -> str | None:
+    """``doc`` with the metric's edge rules and divergences appended as sections, so that a
+    rule is written once (in :func:`register`) and read in ``help()`` and the API docs.
+
+    >>> doc = "Summary." + chr(10) + chr(10) + "    More." + chr(10) + "    "
+    >>> print(with_rules(doc, ["null gives null"], []))
+    Summary.
+    <BLANKLINE>
+        More.
+    <BLANKLINE>
+        Edge rules
+        ----------
+        - null gives null
+    <BLANKLINE>
+    """
+    if doc is None or not (edge_rules or divergences):
+        return doc
+    lines = doc.expandtabs().splitlines()[1:]
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    pad = " " * min(indents, default=0)
+    sections = [doc.rstrip()]
+    for title, rules in (("Edge rules", edge_rules), ("Divergences", divergences)):
+        if rules:
+            body = "\n".join(f"{pad}- {rule}" for rule in rules)
+            sections.append(f"{pad}{title}\n{pad}{'-' * len(title)}\n{body}")
+    return "\n\n".join(sections) + "\n" + pad
 
 
 def register(
@@ -173,9 +214,7 @@ def register(
         role_sets = tuple(tuple(r) for r in roles)
 
     def decorate(func: Callable[..., pl.Expr]) -> Callable[..., pl.Expr]:
-        if name in _REGISTRY:
-            raise ValueError(f"metric {name!r} is registered twice")
-        _REGISTRY[name] = MetricSpec(
+        METRICS.add(MetricSpec(
             name=name,
             function=func,
             level=level,
@@ -193,7 +232,9 @@ def register(
             bounds=(float(bounds[0]), float(bounds[1])),
             statistics_of=statistics_of,
             reference_signature=reference_signature,
-        )
+        ))
+        if not options:  # a preset shares its function's docstring
+            func.__doc__ = with_rules(func.__doc__, edge_rules, divergences)
         return func
 
     if function is not None:
@@ -203,11 +244,10 @@ def register(
 
 def resolve(name: str) -> tuple[MetricSpec, dict[str, Any]]:
     """Find the spec for a metric name, with the parameters parsed out of it."""
-    _load_builtin_metrics()
-    spec = _REGISTRY.get(name)
+    spec = METRICS.get(name)
     if spec is not None and not spec.parameters:
         return spec, {}
-    for candidate in _REGISTRY.values():
+    for candidate in METRICS.entries():
         if not candidate.parameters:
             continue
         match = candidate.pattern.match(name)
@@ -234,27 +274,21 @@ RENAMED: dict[str, str] = {
 }
 
 
-def _canonical(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
-
-
 def suggestions(name: str) -> list[str]:
     """Registered names close to ``name``: case and ``-``/``_`` differences first."""
-    import difflib
-
-    specs = list(_REGISTRY.values())
-    wanted = _canonical(name)
-    close = [spec.name for spec in specs if not spec.parameters and _canonical(spec.name) == wanted]
+    specs = METRICS.entries()
+    close = []
     for spec in specs:
         if spec.parameters:
-            for variant in {name.lower(), name.lower().replace("_", "-", 1), _canonical(name)}:
+            for variant in {name.lower(), name.lower().replace("_", "-", 1), canonical_name(name)}:
                 if spec.pattern.match(variant):
                     close.append(variant)
                     break
-    if close:
-        return list(dict.fromkeys(close))
-    names = {_canonical(spec.name): spec.name for spec in specs}
-    return [names[match] for match in difflib.get_close_matches(wanted, list(names), n=3)]
+    plain = [spec.name for spec in specs if not spec.parameters]
+    same = [n for n in plain if canonical_name(n) == canonical_name(name)]
+    if same or close:
+        return list(dict.fromkeys([*same, *close]))
+    return METRICS.suggestions(name)
 
 
 def _unknown_message(name: str) -> str:
@@ -262,14 +296,13 @@ def _unknown_message(name: str) -> str:
         return f"unknown metric {name!r}: evalframe calls it {RENAMED[name]}"
     close = suggestions(name)
     hint = f"; did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
-    known = ", ".join(sorted(_REGISTRY))
+    known = ", ".join(METRICS.names())
     return f"unknown metric {name!r}{hint} Known metrics: {known}"
 
 
 def all_metrics() -> list[MetricSpec]:
     """Every registered spec, sorted by name."""
-    _load_builtin_metrics()
-    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+    return METRICS.entries()
 
 
 def is_metric_name(name: str) -> bool:
@@ -319,8 +352,3 @@ LIST_COLUMNS = (
     "name", "level", "higher_is_better", "roles", "statistics", "reduce", "options",
     "reference", "description",
 )
-
-
-def _load_builtin_metrics() -> None:
-    # Importing the package registers every built-in metric family.
-    import evalframe.metrics  # noqa: F401
