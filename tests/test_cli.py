@@ -39,6 +39,7 @@ def dump(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.subprocess
 def test_score_then_aggregate_files(tmp_path, dump):
     scored = tmp_path / "scored.parquet"
     result = run("score", str(dump), "-m", "squad_em", "-m", "squad_f1",
@@ -77,6 +78,7 @@ def test_score_then_aggregate_files(tmp_path, dump):
     assert (row["n"], row["n_missing"], row["value"]) == (1, 1, 0.0)
 
 
+@pytest.mark.subprocess
 def test_score_pipes_into_aggregate(dump):
     scored = run("score", str(dump), "-m", "squad_em", "--col", "prediction=pred",
                  "--col", "gold=answers", "--quiet")
@@ -88,6 +90,7 @@ def test_score_pipes_into_aggregate(dump):
     assert "squad_em" in text and "m1" in text and "stderr" in text
 
 
+@pytest.mark.subprocess
 def test_aggregate_json_output(tmp_path, dump):
     scored = tmp_path / "s.parquet"
     run("score", str(dump), "-m", "squad_f1", "--col", "prediction=pred",
@@ -100,6 +103,7 @@ def test_aggregate_json_output(tmp_path, dump):
     assert records[0]["n_missing"] == 1
 
 
+@pytest.mark.subprocess
 def test_demo_on_bundled_example(tmp_path):
     scored = run("score", str(EXAMPLE), "-m", "squad_em", "-m", "squad_f1", "-m", "pass@1",
                  "-m", "pass@10", "--col", "cluster=question_id", "--quiet")
@@ -122,6 +126,7 @@ def test_demo_on_bundled_example(tmp_path):
     assert summary["ci_low"].min() >= 0.0 and summary["ci_high"].max() <= 1.0
 
 
+@pytest.mark.subprocess
 def test_compare_and_power_on_the_bundled_example(tmp_path):
     scored = tmp_path / "scored.parquet"
     assert run("score", str(EXAMPLE), "-m", "squad_em", "--col", "cluster=question_id",
@@ -141,6 +146,7 @@ def test_compare_and_power_on_the_bundled_example(tmp_path):
     assert run("compare", str(scored), "--baseline", "nobody").returncode == 1
 
 
+@pytest.mark.subprocess
 def test_metrics_lists_registry():
     result = run("metrics", "--names")
     assert result.returncode == 0
@@ -148,6 +154,7 @@ def test_metrics_lists_registry():
     assert {"squad_em", "squad_f1", "pass@{k}"} <= set(names)
 
 
+@pytest.mark.subprocess
 def test_bad_column_mapping_is_a_data_error_naming_the_column(dump):
     result = run("score", str(dump), "-m", "squad_em", "--col", "prediction=nope")
     assert result.returncode == 1
@@ -156,6 +163,7 @@ def test_bad_column_mapping_is_a_data_error_naming_the_column(dump):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.subprocess
 def test_malformed_mapping_and_unknown_role_are_usage_errors(dump):
     assert run("score", str(dump), "-m", "squad_em", "--col", "prediction").returncode == 2
     result = run("score", str(dump), "-m", "squad_em", "--col", "answer=pred")
@@ -164,12 +172,14 @@ def test_malformed_mapping_and_unknown_role_are_usage_errors(dump):
     assert run("frobnicate").returncode == 2
 
 
+@pytest.mark.subprocess
 def test_missing_file(tmp_path):
     result = run("score", str(tmp_path / "nope.jsonl"), "-m", "squad_em")
     assert result.returncode == 1
     assert "file not found" in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_wrong_dtype(tmp_path):
     path = tmp_path / "ints.jsonl"
     pl.DataFrame({"prediction": ["1"], "gold": [1]}).write_ndjson(path)
@@ -179,6 +189,7 @@ def test_wrong_dtype(tmp_path):
     assert "role 'gold' is column 'gold' of dtype Int64" in err and "expected str" in err
 
 
+@pytest.mark.subprocess
 def test_invalid_values_message_and_debug_traceback(tmp_path):
     path = tmp_path / "counts.jsonl"
     pl.DataFrame({"n": [5, 3], "c": [2, 4]}).write_ndjson(path)
@@ -189,6 +200,7 @@ def test_invalid_values_message_and_debug_traceback(tmp_path):
     assert debug.returncode == 1 and "Traceback" in debug.stderr.decode()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
     [[], ["score"], ["aggregate"], ["compare"], ["power"], ["metrics"], ["normalizers"],
@@ -200,6 +212,7 @@ def test_help_everywhere(command):
     assert "usage: evalframe" in result.stdout.decode()
 
 
+@pytest.mark.subprocess
 def test_options_aliases_and_corpus_metrics_through_the_pipe(tmp_path):
     source = tmp_path / "labels.jsonl"
     pl.DataFrame(
@@ -228,6 +241,7 @@ def test_options_aliases_and_corpus_metrics_through_the_pipe(tmp_path):
     assert "opts:" in a["em_ci"]["signature"] and "ignore_case=true" in a["em_ci"]["signature"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("metric", "message"),
     [
@@ -245,6 +259,7 @@ def test_metric_mistakes_are_usage_errors_before_reading(tmp_path, metric, messa
     assert message in result.stderr.decode() and "Traceback" not in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -264,6 +279,7 @@ def test_aggregate_usage_mistakes_exit_2(tmp_path, dump, options, message):
     assert message in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_a_failed_run_never_says_done(tmp_path):
     path = tmp_path / "bad.jsonl"
     pl.DataFrame({"n": [10], "c": [50]}).write_ndjson(path)
@@ -272,6 +288,7 @@ def test_a_failed_run_never_says_done(tmp_path):
     assert "done" not in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_sigint_exits_130_without_a_traceback(tmp_path):
     import signal
     import time
@@ -324,6 +341,7 @@ def test_a_closed_output_pipe_is_not_a_traceback(tmp_path, monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_reading_options_reach_the_loader(tmp_path):
     # '007' stays text with --schema; an empty CSV field is '' unless --csv-empty null
     path = tmp_path / "answers.csv"
@@ -344,6 +362,7 @@ def test_reading_options_reach_the_loader(tmp_path):
     assert bad.returncode == 2 and "COLUMN=TYPE" in bad.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_a_recorded_metric_column_that_was_renamed_is_reported(tmp_path, dump):
     scored = tmp_path / "s.parquet"
     assert run("score", str(dump), "-m", "squad_em", "-m", "squad_f1", "--col",
@@ -363,6 +382,7 @@ def test_a_recorded_metric_column_that_was_renamed_is_reported(tmp_path, dump):
     assert "'squad_em' (no such column: renamed or dropped?)" in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_score_with_golds_from_another_file_reports_missing_predictions(tmp_path):
     predictions = tmp_path / "preds.json"
     predictions.write_text(json.dumps({"q1": "Paris", "q3": "x"}), encoding="utf-8")
@@ -391,6 +411,7 @@ def test_score_with_golds_from_another_file_reports_missing_predictions(tmp_path
     assert (row["n"], row["n_missing"], row["n_null"], row["value"]) == (2, 1, 1, 0.5)
 
 
+@pytest.mark.subprocess
 def test_gold_without_on_and_unknown_format_are_usage_errors(tmp_path, dump):
     done = run("score", str(dump), "-m", "squad_em", "--gold", str(dump))
     assert done.returncode == 2
@@ -400,6 +421,7 @@ def test_gold_without_on_and_unknown_format_are_usage_errors(tmp_path, dump):
     assert b"unknown format 'lm-evel'" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_select_and_format_table(tmp_path):
     path = tmp_path / "preds.json"
     path.write_text(json.dumps([{"prediction": "a", "gold": "a", "noise": {"x": 1}}]))
@@ -411,6 +433,7 @@ def test_select_and_format_table(tmp_path):
         "prediction", "gold", "exact_match", "exact_match:missing", "_evalframe"]
 
 
+@pytest.mark.subprocess
 def test_aggregate_join_attaches_model_metadata(tmp_path, dump):
     scored = tmp_path / "scored.parquet"
     assert run("score", str(dump), "-m", "squad_em", "--col", "prediction=pred",
@@ -426,12 +449,14 @@ def test_aggregate_join_attaches_model_metadata(tmp_path, dump):
     assert table.select("model", "params_b").rows() == [("m1", 7), ("m2", None)]
 
 
+@pytest.mark.subprocess
 def test_formats_lists_the_layouts():
     done = run("formats")
     assert done.returncode == 0, done.stderr
     assert b"squad_predictions" in done.stdout
 
 
+@pytest.mark.subprocess
 def test_piped_aggregate_reads_a_deleted_temporary_copy_and_aggregates_once(
     tmp_path, dump, monkeypatch, capsys
 ):
@@ -468,6 +493,7 @@ def test_piped_aggregate_reads_a_deleted_temporary_copy_and_aggregates_once(
     assert len(calls) == 4  # one aggregation per run, whatever the options
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("data", "message"),
     [(b"", "standard input is empty"), (b"not parquet at all", "not a parquet file")],
@@ -505,6 +531,7 @@ USAGE_MISTAKES = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("args", "message"), USAGE_MISTAKES,
                          ids=[" ".join(args[:1] + args[2:]) for args, _ in USAGE_MISTAKES])
 def test_usage_mistakes_exit_2_before_reading(tmp_path, args, message):
@@ -515,6 +542,7 @@ def test_usage_mistakes_exit_2_before_reading(tmp_path, args, message):
     assert err.startswith(message) and len(err.splitlines()) == 1
 
 
+@pytest.mark.subprocess
 def test_an_output_folder_that_does_not_exist_is_found_before_reading(tmp_path):
     result = run("score", str(tmp_path / "absent.jsonl"), "-m", "exact_match",
                  "-o", str(tmp_path / "missing" / "scored.parquet"))
@@ -522,6 +550,7 @@ def test_an_output_folder_that_does_not_exist_is_found_before_reading(tmp_path):
     assert "the folder" in result.stderr.decode() and "does not exist" in result.stderr.decode()
 
 
+@pytest.mark.subprocess
 def test_score_reads_parquet_from_standard_input(tmp_path, dump):
     extracted = run("extract", str(dump), "-x", "last_number", "--column", "pred", "-o", "-")
     assert extracted.returncode == 0, extracted.stderr.decode()
@@ -536,6 +565,7 @@ def test_score_reads_parquet_from_standard_input(tmp_path, dump):
     assert "extracted" in table.columns
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("data", "message"),
     [(b"", "no input: standard input is empty"),
@@ -554,6 +584,7 @@ def _closed_stdout() -> None:
     os.close(1)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args",
     [["-o", "-"], []],  # without -o a closed (not a terminal) stdout would get parquet
@@ -571,6 +602,7 @@ def test_a_closed_standard_output_is_a_one_line_error(tmp_path, dump, args):
                   "(give -o FILE)\n"
 
 
+@pytest.mark.subprocess
 def test_a_closed_standard_output_does_not_stop_a_run_writing_a_file(tmp_path, dump):
     out = tmp_path / "scored.parquet"
     result = subprocess.run(
@@ -592,6 +624,7 @@ def wide(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.subprocess
 def test_a_long_usage_message_is_one_short_line_and_whole_under_debug(wide):
     result = run("aggregate", str(wide), "--by", "modle")
     err = result.stderr.decode()
@@ -603,6 +636,7 @@ def test_a_long_usage_message_is_one_short_line_and_whole_under_debug(wide):
     assert "feature_with_a_rather_long_name_119" in debug and len(debug) > 4000
 
 
+@pytest.mark.subprocess
 def test_a_long_data_error_is_one_short_line_and_whole_under_debug(wide, tmp_path):
     out = str(tmp_path / "o.parquet")
     result = run("score", str(wide), "-m", "exact_match", "--col", "prediction=answer",

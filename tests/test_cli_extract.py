@@ -38,6 +38,7 @@ def dump(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.subprocess
 def test_extractors_lists_the_table(tmp_path):
     done = run("extractors")
     assert done.returncode == 0, err(done)
@@ -52,6 +53,7 @@ def test_extractors_lists_the_table(tmp_path):
     assert pl.read_csv(table).equals(ef.list_extractors())
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".csv"])
 def test_extract_writes_the_answers(tmp_path, dump, suffix):
     output = tmp_path / f"out{suffix}"
@@ -74,6 +76,7 @@ def test_extract_writes_the_answers(tmp_path, dump, suffix):
     assert "gsm8k_answer: an answer in 1 of 4 response(s) (25.0%)" in err(done)
 
 
+@pytest.mark.subprocess
 def test_extract_one_extractor_name_and_stdout(dump):
     done = run("extract", str(dump), "-x", "last_number", "--column", "response", "--name",
                "answer_found", "--quiet")
@@ -84,6 +87,7 @@ def test_extract_one_extractor_name_and_stdout(dump):
     assert frame["answer_found_rule"].to_list() == ["last_number"] * 3 + [None]
 
 
+@pytest.mark.subprocess
 def test_audit_prints_the_tables_and_writes_the_summary(tmp_path, dump):
     summary = tmp_path / "summary.json"
     done = run("extract", str(dump), "--audit", "-x", "boxed", "-x", "last_number",
@@ -98,6 +102,7 @@ def test_audit_prints_the_tables_and_writes_the_summary(tmp_path, dump):
     ]
 
 
+@pytest.mark.subprocess
 def test_audit_with_a_gold_extractor(dump):
     done = run("extract", str(dump), "--audit", "-x", "last_number", "--column", "response",
                "--gold", "solution", "--gold-extractor", "gsm8k_answer", "--show", "0")
@@ -107,12 +112,14 @@ def test_audit_with_a_gold_extractor(dump):
     assert " 2       ┆ 0.5 " in done.stdout.decode()
 
 
+@pytest.mark.subprocess
 def test_audit_without_gold_warns(dump):
     done = run("extract", str(dump), "--audit", "-x", "boxed", "--column", "response")
     assert done.returncode == 0, err(done)
     assert "evalframe: warning: no --gold" in err(done)
 
 
+@pytest.mark.subprocess
 def test_errors_and_exit_codes(dump):
     unknown = run("extract", str(dump), "-x", "boxd", "--column", "response")
     assert unknown.returncode == 2
@@ -128,6 +135,7 @@ def test_errors_and_exit_codes(dump):
     assert no_extractor.returncode == 2
 
 
+@pytest.mark.subprocess
 def test_lists_cannot_go_to_csv(tmp_path):
     path = tmp_path / "gens.jsonl"
     pl.DataFrame({"prediction": [["\\boxed{1}", "2"]]}).write_ndjson(path)
@@ -139,6 +147,7 @@ def test_lists_cannot_go_to_csv(tmp_path):
     assert pl.read_parquet(parquet)["extracted"].to_list() == [["1", None]]
 
 
+@pytest.mark.subprocess
 def test_a_real_lm_eval_dump_and_its_format(shared_data, tmp_path):
     path = shared_data / GSM8K
     output = tmp_path / "out.parquet"
@@ -153,6 +162,7 @@ def test_a_real_lm_eval_dump_and_its_format(shared_data, tmp_path):
     assert pl.read_parquet(output)["extracted"].to_list() == ["18", "3", "70000"]
 
 
+@pytest.mark.subprocess
 def test_score_with_an_extractor_on_the_command_line(tmp_path, dump):
     scored = tmp_path / "scored.parquet"
     done = run("score", str(dump), "-m", "exact_match(extractor='gsm8k_answer')",

@@ -39,6 +39,7 @@ def expected_outcomes(path) -> Counter:
     return counts
 
 
+@pytest.mark.subprocess
 def test_classify_report_and_the_win_rate_metric_on_mt_bench(shared_data, tmp_path):
     judged = tmp_path / "judged.parquet"
     done = run("judge", "classify", str(pair_file(shared_data)), "-o", str(judged))
@@ -71,6 +72,7 @@ def test_classify_report_and_the_win_rate_metric_on_mt_bench(shared_data, tmp_pa
     assert metric["value"] == pytest.approx(win_rate, rel=1e-12)
 
 
+@pytest.mark.subprocess
 def test_ratings_and_matrix_on_alpaca_eval(shared_data, tmp_path):
     folder = shared_data / "alpaca_eval"
     files = [
@@ -91,6 +93,7 @@ def test_ratings_and_matrix_on_alpaca_eval(shared_data, tmp_path):
     assert "gpt4_1106_preview" in done.stdout  # the matrix
 
 
+@pytest.mark.subprocess
 def test_judge_without_a_subcommand_is_a_usage_error():
     done = run("judge")
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -127,6 +130,7 @@ ASKING_MISTAKES = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("options", "message"), ASKING_MISTAKES,
                          ids=[" ".join(options) for options, _ in ASKING_MISTAKES])
 def test_option_mistakes_of_pairwise_and_grade_are_usage_errors_before_reading(
@@ -153,6 +157,7 @@ def judged(tmp_path):
     return path
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -186,6 +191,7 @@ def test_option_mistakes_of_classify_report_and_ratings_are_usage_errors(
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.subprocess
 def test_ratings_without_sample_id_resample_battles_and_none_says_so(tmp_path, judged):
     # the default cluster column is used when the battles have it, and is not required
     without = tmp_path / "battles.parquet"
@@ -196,6 +202,7 @@ def test_ratings_without_sample_id_resample_battles_and_none_says_so(tmp_path, j
     assert sorted(pl.read_csv(out)["model"].to_list()) == ["x", "y", "z"]
 
 
+@pytest.mark.subprocess
 def test_an_output_folder_that_does_not_exist_stops_before_the_judge_is_asked(tmp_path):
     pytest.importorskip("openai", reason="openai is not installed")
     from tests.judge.fake_server import FakeServer
@@ -210,6 +217,7 @@ def test_an_output_folder_that_does_not_exist_stops_before_the_judge_is_asked(tm
     assert "the folder" in done.stderr and "does not exist" in done.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sub", ["pairwise", "grade", "classify", "report", "ratings"])
 def test_help(sub):
     done = run("judge", sub, "--help")
@@ -217,6 +225,7 @@ def test_help(sub):
     assert "usage: evalframe judge" in done.stdout
 
 
+@pytest.mark.subprocess
 def test_pairwise_through_an_openai_compatible_server_then_a_cached_rerun(tmp_path):
     pytest.importorskip("openai", reason="openai is not installed")
     from tests.judge.fake_server import FakeServer
@@ -266,6 +275,7 @@ def test_pairwise_through_an_openai_compatible_server_then_a_cached_rerun(tmp_pa
     assert (row["wins_a"], row["wins_b"], row["ties"], row["win_rate_a"]) == (1, 1, 1, 0.5)
 
 
+@pytest.mark.subprocess
 def test_replies_a_server_garbles_are_error_rows_and_odd_text_is_cached_as_sent(tmp_path):
     pytest.importorskip("openai", reason="openai is not installed")
     import sqlite3
@@ -314,6 +324,7 @@ def test_replies_a_server_garbles_are_error_rows_and_odd_text_is_cached_as_sent(
     assert [value.decode("utf-8", "surrogatepass") for value in stored] == ["TIE \ud800"] * 2
 
 
+@pytest.mark.subprocess
 def test_a_cache_file_of_another_program_is_a_one_line_error(tmp_path):
     import sqlite3
 

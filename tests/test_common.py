@@ -334,8 +334,19 @@ CASES = [
     for name in names
 ]
 
+#: Cases that extract answers from every one of many generations per row: seconds each,
+#: so in the slow lane (the other cases of their metrics stay in the default run).
+SLOW_CASES = ("letter_pass@", "g-pass@")
 
-@pytest.fixture(params=CASES, ids=[name for _, name, _ in CASES])
+
+@pytest.fixture(
+    params=[
+        pytest.param(
+            case, id=case[1], marks=[pytest.mark.slow] * any(s in case[1] for s in SLOW_CASES)
+        )
+        for case in CASES
+    ]
+)
 def case(request) -> tuple[str, pl.DataFrame]:
     _, name, shape = request.param
     return name, FRAMES[shape](random.Random(1234))

@@ -118,6 +118,7 @@ def test_a_failed_write_leaves_no_temporary_file(folder, monkeypatch):
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_the_python_text_tables_read_back_equal_a_fresh_build(tmp_path):
     """A second process reads the tables its first wrote, equal to computing them anew."""
     script = (

@@ -162,6 +162,7 @@ def test_wrong_argument_types_are_clear_errors(counts):
         ef.score(counts, None)
 
 
+@pytest.mark.subprocess
 def test_import_evalframe_defers_every_heavy_module():
     import subprocess
     import sys
@@ -177,6 +178,7 @@ def test_import_evalframe_defers_every_heavy_module():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.subprocess
 def test_no_public_name_is_shadowed_by_a_submodule():
     """Importing ``evalframe.<x>`` binds ``evalframe.x`` to the module: a public function
     of the same name, loaded on first use, would then be hidden by it."""

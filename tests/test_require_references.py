@@ -46,6 +46,7 @@ def _run(tmp_path: Path, source: str, required: bool) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("source", [TEST, SKIPIF], ids=["importorskip", "skipif"])
 def test_missing_reference_skips_for_users_and_fails_in_ci(tmp_path, source):
     # for a user: skipped (exit code 5 when the module's only tests are skipped at import)
@@ -55,6 +56,7 @@ def test_missing_reference_skips_for_users_and_fails_in_ci(tmp_path, source):
     assert "EVALFRAME_REQUIRE_REFERENCES=1" in required.stdout
 
 
+@pytest.mark.subprocess
 def test_absent_data_still_skips_in_ci(tmp_path):
     result = _run(tmp_path, SKIPIF, required=True)
     assert "1 skipped" in result.stdout and result.returncode == 1, result.stdout

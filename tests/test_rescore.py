@@ -132,6 +132,7 @@ def test_command_line_exit_code_says_whether_every_row_agrees(tmp_path, capsys):
     assert main(["rescore", str(good), "-m", "exact_match", "--against", "bad"]) == 2
 
 
+@pytest.mark.subprocess
 def test_command_line_takes_any_request_with_options(tmp_path):
     import subprocess
     import sys

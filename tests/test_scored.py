@@ -110,6 +110,7 @@ def test_the_home_path_is_the_hand_computed_table(reference, expected):
     assert int(reference["n_missing"].sum()) == 571
 
 
+@pytest.mark.slow
 def test_every_python_path_gives_the_same_table(raw, paths, reference, tmp_path):
     lazy = ef.aggregate(ef.score(raw.lazy(), ["exact_match"], columns=COLUMNS), by="category")
     assert _same(lazy, reference)
@@ -145,6 +146,7 @@ def test_files_written_by_other_tools_give_the_same_table(raw, reference, tmp_pa
     assert _same(ef.aggregate(str(by_arrow), by="category"), reference)
 
 
+@pytest.mark.subprocess
 def test_the_command_line_and_a_pipe_give_the_same_table(paths, reference, tmp_path):
     evalframe = [sys.executable, "-m", "evalframe"]
     scoring = [*evalframe, "score", *paths, "-m", "exact_match", "--col", "prediction=pred",

@@ -42,6 +42,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_python_handler_in_front_inside_the_block_and_polars_after():
     result = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, check=True)
     python_handler, polars_handler, inside, after, kept = json.loads(result.stdout)
@@ -52,6 +53,7 @@ def test_python_handler_in_front_inside_the_block_and_polars_after():
     assert kept == python_handler  # restore=False: Python's handler stays
 
 
+@pytest.mark.subprocess
 def test_an_ignored_sigint_stays_ignored():
     child = textwrap.dedent(
         """

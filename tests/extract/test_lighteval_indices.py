@@ -103,6 +103,7 @@ def test_python_whitespace_case_folding_and_end_of_text():
     ]
 
 
+@pytest.mark.slow
 def test_case_folded_letters_match_python_on_every_code_point():
     everything = pl.Series(list(all_characters()))
     for letter in sorted(set("final answer is")):

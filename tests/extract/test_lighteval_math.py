@@ -52,6 +52,7 @@ def warm_workers():
     ef.extract(pl.DataFrame({"prediction": ["$1$"]}), "lighteval_math", timeout=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("extractor", "slow"), [("lighteval_math", BOXED),
                                                   ("lighteval_latex", DISPLAY)],
                          ids=["lighteval_math", "lighteval_latex"])
@@ -73,6 +74,7 @@ def test_a_response_past_the_timeout_is_not_extracted_and_counted(extractor, slo
     assert "timeout=" in message
 
 
+@pytest.mark.slow
 def test_the_budget_holds_in_the_main_thread_without_workers():
     # extract_one in this (main) thread: the signal cuts the parse at the budget
     started = time.monotonic()
@@ -83,6 +85,7 @@ def test_the_budget_holds_in_the_main_thread_without_workers():
     assert lm._DEADLINE.get() is None
 
 
+@pytest.mark.slow
 def test_a_budget_alarm_swallowed_by_the_parser_still_counts_as_a_timeout(monkeypatch):
     # sympy and antlr have bare ``except`` clauses: when the budget's alarm lands in one,
     # the parse merely fails and the cascade falls back to the match's text ("latex-text").
@@ -116,6 +119,7 @@ def test_outside_the_main_thread_without_workers_the_budget_is_checked_between_p
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_a_worker_past_the_hard_limit_is_killed_and_the_response_counted(monkeypatch):
     # no budget of its own (timeout=None), and the hard limit cut to 0.5 s: the parent kills
     # the worker still parsing, the response counts as not extracted, the next one is
@@ -133,6 +137,7 @@ def test_a_worker_past_the_hard_limit_is_killed_and_the_response_counted(monkeyp
     assert out.rows() == [(None, "timeout"), ("x=2", "latex")]
 
 
+@pytest.mark.subprocess
 def test_many_texts_go_to_the_workers_in_the_main_thread_too(monkeypatch):
     monkeypatch.setattr(lm, "PARALLEL_THRESHOLD", 1)
     calls = []
@@ -143,6 +148,7 @@ def test_many_texts_go_to_the_workers_in_the_main_thread_too(monkeypatch):
     assert out == [("1", "latex"), ("2", "latex"), (None, "timeout")]
 
 
+@pytest.mark.slow
 def test_the_extract_timeout_option():
     # given to the extractors that take one, the others left as they are
     out, late, _ = _extract([BOXED, "\\boxed{4}"], ["boxed", "lighteval_math"], timeout=0.5)
@@ -168,6 +174,7 @@ def test_invalid_options_are_reported_when_the_expression_is_built(options, mess
             function("t", **options)
 
 
+@pytest.mark.subprocess
 def test_a_response_past_the_timeout_is_a_missing_answer_of_a_metric():
     # exact_match through the extractor: the response that ran out has no answer, so its
     # score is null (a missing answer, which aggregate counts as wrong by default)

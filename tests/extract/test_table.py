@@ -115,6 +115,7 @@ def test_answer_of_is_lazy_and_keeps_chunks_apart():
     assert lazy.collect()["s"].to_list() == ["1", None, None, "3"]
 
 
+@pytest.mark.subprocess
 def test_the_table_is_complete_when_first_read_in_a_fresh_process():
     """The extractor modules load on the first read of the table, whatever the read."""
     import subprocess

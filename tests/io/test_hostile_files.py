@@ -262,6 +262,7 @@ def gzip_bomb(path: Path, head: bytes, fill: bytes, tail: bytes) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "head", "fill", "tail"),
     [

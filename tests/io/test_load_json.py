@@ -59,6 +59,7 @@ def test_nested_conflict_names_the_nested_field(tmp_path):
         load(path)
 
 
+@pytest.mark.slow
 def test_conflict_far_into_the_file_is_found_with_its_line(tmp_path):
     records = [{"x": 1}] * 150_000 + [{"x": "one"}]
     path = write_lines(tmp_path / "d.jsonl", records)
@@ -121,6 +122,7 @@ def test_timestamp_looking_strings_stay_strings(tmp_path):
     assert frame.schema["u"] == pl.List(pl.Struct({"v": pl.String}))
 
 
+@pytest.mark.slow
 def test_null_then_list_of_objects_across_blocks(tmp_path):
     records = [{"x": None}] * 100_000 + [{"x": [{"a": 1}]}]
     frame = load(write_lines(tmp_path / "d.jsonl", records))

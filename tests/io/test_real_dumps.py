@@ -57,6 +57,7 @@ def test_humaneval_one_row_per_run_scores_with_group(shared_data):
             assert got[model] == pytest.approx(value, rel=1e-12)
 
 
+@pytest.mark.subprocess
 def test_humaneval_from_the_command_line(shared_data, tmp_path):
     path = per_run(shared_data)
     out = tmp_path / "scored.parquet"
@@ -81,6 +82,7 @@ def mmlu_pro_rows(shared_data) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_mmlu_pro_accuracy_per_subject_counts_failed_extractions(shared_data):
     folder = shared_data / "mmlu-pro" / "gpt4o"
     scored = ef.score(

@@ -52,6 +52,7 @@ def _assert_one_whole_frame(frame: pl.DataFrame) -> None:
     assert frame.equals(_frame(writers[0]))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["o.parquet", "o.jsonl"])
 def test_concurrent_saves_leave_one_whole_file_and_no_temporary_file(tmp_path, name):
     out, signals = tmp_path / "out", tmp_path / "signals"

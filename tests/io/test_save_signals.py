@@ -51,6 +51,7 @@ def _wait_until_writing(folder: Path, name: str, saver: subprocess.Popen) -> Non
         time.sleep(0.002)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("sent", "exit_code"),
     [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM), (signal.SIGKILL, -signal.SIGKILL)],
@@ -102,6 +103,7 @@ FAILING = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_failing_write_is_a_clear_error_and_keeps_the_old_file(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", FAILING, str(tmp_path)],

@@ -40,6 +40,7 @@ STREAMER = textwrap.dedent(
 COLLECTED = 800_000_000  # bytes, less than the frame collected
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["o.parquet", "o.arrow", "o.csv", "o.jsonl"])
 def test_a_lazyframe_is_streamed_not_collected(tmp_path, name):
     # one format per process: each peak is the save's own, not the allocator's history

@@ -57,6 +57,7 @@ def free_port() -> int:
 # -- the OpenAI-compatible judge ------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_concurrent_requests_are_bounded_and_each_prompt_sent_once(server):
     server.delay = 0.1
     prompts = [f"question {i}" for i in range(33)]
@@ -76,6 +77,7 @@ def test_concurrent_requests_are_bounded_and_each_prompt_sent_once(server):
     assert replies.stats.requests == 33 and replies.stats.errors == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("faults", "requests"),
     [
@@ -96,6 +98,7 @@ def test_each_failure_kind_is_recovered_by_retries(server, faults, requests):
     assert replies.stats.requests == requests + 2
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(server):
     server.inject("slow", "429:1")
     start = time.perf_counter()
@@ -107,6 +110,7 @@ def test_retry_after_is_honoured(server):
     assert server.counts["slow"] == 2
 
 
+@pytest.mark.subprocess
 def test_garbage_replies_become_errors_and_are_not_retried(server):
     server.inject("html", "nonjson")
     server.inject("empty", "nofields")
@@ -172,6 +176,7 @@ def test_final_failure_after_retries_is_a_reply_error(server):
     assert replies[2].error.startswith("HTTP 400") and server.counts["refused"] == 1
 
 
+@pytest.mark.slow
 def test_timeout_exhausted_is_an_error_naming_the_timeout(server):
     server.inject("stuck", "timeout:0.8", "timeout:0.8")
     reply = ask(["warm", "stuck"], make_judge(server, max_retries=1, timeout=0.3),

@@ -82,6 +82,7 @@ def test_claims_between_two_owners(tmp_path):
     second.close()
 
 
+@pytest.mark.slow
 def test_expired_lease_is_taken_over_and_renewal_keeps_it(tmp_path):
     path = tmp_path / "c.sqlite"
     short, other = JudgmentCache(path, lease=0.4), JudgmentCache(path)
@@ -97,6 +98,7 @@ def test_expired_lease_is_taken_over_and_renewal_keeps_it(tmp_path):
     other.close()
 
 
+@pytest.mark.subprocess
 def test_claim_of_a_dead_process_is_taken_over_at_once(tmp_path):
     path = tmp_path / "c.sqlite"
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -112,6 +114,7 @@ def test_claim_of_a_dead_process_is_taken_over_at_once(tmp_path):
         assert cache.claim("k-far") == ("busy", None)  # only its lease can tell
 
 
+@pytest.mark.slow
 def test_writes_wait_for_another_writer_lock(tmp_path):
     path = tmp_path / "c.sqlite"
     cache = JudgmentCache(path, busy_timeout=5)
@@ -306,6 +309,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_two_processes_share_one_cache_without_asking_twice(tmp_path):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)

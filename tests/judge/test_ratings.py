@@ -106,6 +106,7 @@ def test_anchor_gets_exactly_its_rating():
     assert (shift - shift[0]).abs().max() < 1e-6
 
 
+@pytest.mark.slow
 def test_bootstrap_is_reproducible_and_seeded():
     battles = synthetic()
     first = ratings(battles, anchor="m0", bootstrap=200, seed=5)

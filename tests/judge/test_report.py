@@ -209,6 +209,7 @@ ALPACA_FILES = [
 ] + [(model, "alpaca_eval_gpt4") for model in ("alpaca-7b", "gpt4", "llama-2-7b-chat-hf")]
 
 
+@pytest.mark.slow
 def test_alpaca_eval_reproduces_get_winrate(shared_data):
     metrics = pytest.importorskip("alpaca_eval.metrics")
     import pandas as pd

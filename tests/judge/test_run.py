@@ -216,6 +216,7 @@ def cached_rows(cache: Path) -> dict[str, str]:
         return dict(db.execute("SELECT prompt, reply FROM judgments").fetchall())
 
 
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_without_asking_twice_or_losing_answers(tmp_path):
     pytest.importorskip("openai", reason="openai is not installed (the judge extra)")
     n, concurrency = 240, 4
@@ -278,6 +279,7 @@ def test_a_killed_run_resumes_without_asking_twice_or_losing_answers(tmp_path):
         assert rerun["requests"] == 0
 
 
+@pytest.mark.slow
 def test_a_fast_sync_judge_is_asked_in_batches_each_prompt_once_with_its_own_error(tmp_path):
     calls: dict[str, int] = {}
     lock = threading.Lock()

@@ -455,6 +455,7 @@ def test_wrong_dtype_is_refused_before_compute():
 # --- layout and engine -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ragged_rows_equal_rows_scored_one_by_one():
     rng = random.Random(7)
     rows = []

@@ -149,6 +149,7 @@ def test_streaming_engine_agrees_with_in_memory():
     assert eager["eq"].to_list()[:4] == [True, True, None, False]
 
 
+@pytest.mark.slow
 def test_a_timeout_scores_false_warns_and_is_counted():
     before = math_equal_stats()
     with pytest.warns(MathTimeoutWarning) as caught:
@@ -162,6 +163,7 @@ def test_a_timeout_scores_false_warns_and_is_counted():
     assert after["timeout_rows"] - before["timeout_rows"] == 2
 
 
+@pytest.mark.subprocess
 def test_a_worker_stuck_past_the_hard_limit_is_killed_and_the_pair_counted(monkeypatch):
     monkeypatch.setattr(kernel, "PARALLEL_THRESHOLD", 0)
     _equal(["1"], ["1"], workers=1)  # a warm worker: the first answer may wait for imports

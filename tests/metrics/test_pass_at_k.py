@@ -56,6 +56,7 @@ def score(n, c, k: int) -> list[float | None]:
     return frame.select(pass_at_k("n", "c", k=k)).to_series().to_list()
 
 
+@pytest.mark.slow
 def test_accuracy_against_exact_rationals_up_to_n_100000():
     cases = adversarial_cases()
     assert len(cases) > 1000
@@ -219,6 +220,7 @@ def test_streaming_and_chunked_equal_whole():
     assert chunked.lazy().select(pass_at_k("n", "c", k=1)).collect(engine="streaming").equals(whole)
 
 
+@pytest.mark.slow
 def test_from_generations_with_extractors():
     frame = pl.DataFrame({
         "gens": [["Answer: B", "(B)", "C", "nothing"], ["A", "Answer: A", "b", "D"]],

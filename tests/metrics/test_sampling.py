@@ -270,6 +270,7 @@ def test_engine_scores_generations():
 LETTERS = {"extractor": "lighteval_letters", "gold_extractor": "lighteval_letters"}
 
 
+@pytest.mark.slow
 def test_extractor_compares_the_extracted_answers():
     frame = pl.DataFrame({
         "gens": [["Answer: B", "answer: (B)", "so C", "B"], ["x", "Answer: D", "(d)", "E"]],

@@ -134,6 +134,7 @@ def test_save_scores_in_streaming_slices_and_collect_in_the_larger_ones(tmp_path
     assert _slices.slice_budget() == _slices.TEXT_SLICE_BYTES
 
 
+@pytest.mark.slow
 def test_a_batch_scored_in_slices_equals_the_whole(monkeypatch):
     """Slices of a few bytes (one row each, or a few) give the values of one pass."""
     import functools

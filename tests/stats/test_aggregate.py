@@ -189,6 +189,7 @@ def test_aliased_columns_from_a_file_written_by_the_cli(tmp_path):
         ef.aggregate(frame, metrics={"macro": "f1(average=micro)"})
 
 
+@pytest.mark.slow
 def test_bootstrap_interval_covers_the_true_f1_macro_95_percent_of_the_time():
     """2,000 simulated evaluations of 1,000 rows from a known population.
 

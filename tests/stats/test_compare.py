@@ -190,6 +190,7 @@ def test_clustered_stderr_and_degrees_of_freedom():
         ef.compare(broken, baseline="base", metrics=["score"], cluster="q")
 
 
+@pytest.mark.slow
 def test_holm_and_bh_match_statsmodels():
     multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
 
@@ -207,6 +208,7 @@ def test_holm_and_bh_match_statsmodels():
                                [0.03, 0.04, 0.04])
 
 
+@pytest.mark.slow
 def test_correction_is_per_metric_over_every_group_and_model():
     multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
 
@@ -316,6 +318,7 @@ def test_sums_paired_bootstrap_by_hand():
                                         rel=1e-12)
 
 
+@pytest.mark.slow
 def test_table_paired_bootstrap_agrees_with_a_row_resampling_bootstrap():
     """The joint-cell multinomial is a row resampling: same spread as resampling rows."""
     from sklearn.metrics import f1_score
@@ -356,6 +359,7 @@ def test_randomization_p_value_matches_exact_enumeration():
     assert "|method:randomization|stderr:sem|B:20000|seed:0|ci:t-0.95|" in row["signature"]
 
 
+@pytest.mark.slow
 def test_table_randomization_agrees_with_swapping_each_pair():
     from sklearn.metrics import matthews_corrcoef
 
@@ -474,6 +478,7 @@ def _rejections(frame: pl.DataFrame) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_paired_test_is_calibrated_under_the_null_and_more_powerful_than_unpaired():
     """2,000 evaluations of 200 items each, under the null and under an alternative.
 
@@ -491,6 +496,7 @@ def test_paired_test_is_calibrated_under_the_null_and_more_powerful_than_unpaire
     assert alternative["mcnemar"] > 3 * alternative["unpaired"], alternative
 
 
+@pytest.mark.slow
 def test_corpus_tests_are_calibrated_under_the_null():
     """400 evaluations of 150 items: two classifiers of equal skill on shared hard items.
 
@@ -550,6 +556,7 @@ def test_sample_metric_paired_bootstrap_by_hand():
     )
 
 
+@pytest.mark.slow
 def test_cluster_bootstrap_resamples_whole_clusters():
     from sklearn.metrics import f1_score
 
@@ -642,6 +649,7 @@ def _equal_models_with_epochs(replicates: int, questions: int, epochs: int) -> p
     ])
 
 
+@pytest.mark.slow
 def test_repeated_sample_ids_are_clusters_and_auto_keeps_the_type_i_error():
     """2,000 simulated comparisons of equal models (100 questions x 5 epochs).
 

@@ -174,6 +174,7 @@ def test_t_interval_undercovers_skewed_scores_near_a_bound_with_few_rows():
 # --- clustered: questions x samples ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_clustered_interval_covers_95_percent_and_the_naive_one_fails():
     """100 questions x 5 samples each: question difficulty p_q ~ Beta(2, 1), each sample
     right with probability p_q.
@@ -253,6 +254,7 @@ def _true_variance(delta: float) -> float:
     return 2 * within + delta * (1 - 2 * 0.45) - delta**2
 
 
+@pytest.mark.slow
 def test_paired_test_false_positive_rate_is_5_percent_under_the_null():
     """Two equally good, correlated models (r = 0.41) on 200 items, 10,000 evaluations.
 
@@ -278,6 +280,7 @@ def test_paired_test_false_positive_rate_is_5_percent_under_the_null():
     assert rates["mcnemar"] <= 0.05 + 3 * _mc_sd(0.05), rates
 
 
+@pytest.mark.slow
 def test_paired_power_matches_the_prediction_and_beats_unpaired():
     """The candidate is 7 points better (delta = 0.07) on 200 items, 10,000 evaluations.
 
@@ -320,6 +323,7 @@ def test_paired_power_matches_the_prediction_and_beats_unpaired():
 # --- corpus F1-macro: bootstrap percentile interval -----------------------------------------
 
 
+@pytest.mark.slow
 def test_bootstrap_percentile_interval_covers_the_population_f1_macro():
     """10,000 evaluations of 500 labelled rows, B = 1000 replicates each (the default).
 

@@ -103,6 +103,7 @@ def test_the_data_is_what_sources_md_says(records):
     assert all(LETTERS[row["answer_index"]] == row["answer"] for row in records)
 
 
+@pytest.mark.slow
 def test_missing_wrong_is_correct_over_all_rows(records, scored):
     hand = _by_subject(records, lambda row: row["pred"])
     table = _table(scored)  # missing="wrong" by default

@@ -100,6 +100,7 @@ def test_errors_name_the_problem():
         paired_ar(rows, "em", baseline="a", n_samples=1)
 
 
+@pytest.mark.slow
 def test_the_centred_rule_keeps_the_type_i_error_and_sacrebleus_does_not():
     """400 simulated comparisons of equal systems (200 items of 0/1 scores, difficulty
     p ~ Beta(2, 2) shared by both): a valid test rejects 5% at 0.05, give or take the

@@ -126,6 +126,7 @@ def test_each_annotation_file_matches_the_sources_and_alpaca_evals_win_rate(
     assert from_verdicts * 100 == pytest.approx(expected["discrete_win_rate"], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_every_annotation_file_stacks_in_one_load(shared_data):
     paths = [annotation_path(shared_data, annotator, model) for annotator, model in FILES]
     with warnings.catch_warnings():
@@ -199,6 +200,7 @@ def test_model_outputs_are_reference_rows(shared_data):
     assert levels["alpaca_eval"] == "samples"
 
 
+@pytest.mark.slow
 def test_a_results_folder_reads_the_annotations(shared_data):
     with pytest.warns(UserWarning, match="left out 11 file"):  # 10 model folders + text_davinci_003
         frame = ef.load(shared_data / "alpaca_eval")

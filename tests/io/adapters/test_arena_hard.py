@@ -429,6 +429,7 @@ def test_a_key_missing_and_a_column_taken(tmp_path):
 # ---------------------------------------------------------------- the command line
 
 
+@pytest.mark.subprocess
 def test_the_command_line_report_gives_the_same_numbers(tmp_path):
     out = tmp_path / "report.json"
     command = [sys.executable, "-m", "evalframe", "judge", "report", str(TREE), "--by",

@@ -632,6 +632,7 @@ def test_a_field_named_as_a_column_is_refused(tmp_path):
 # ---------------------------------------------------------------- the command line
 
 
+@pytest.mark.subprocess
 def test_cli_scores_a_run_folder(tmp_path):
     out = tmp_path / "scored.parquet"
     result = run_cli(
@@ -649,6 +650,7 @@ def test_cli_scores_a_run_folder(tmp_path):
     assert pl.read_parquet(forced)["f1_score"].to_list() == F1_SCORES
 
 
+@pytest.mark.subprocess
 def test_cli_rescore_of_a_run_folder():
     result = run_cli(
         "rescore", str(QA), "-m", f"f1_score={F1}", "-m", f"qem={QEM}",

@@ -108,6 +108,7 @@ def test_without_inspect_ai_the_error_says_what_to_install(monkeypatch):
         ef.load(LOGS / "mc.eval")
 
 
+@pytest.mark.subprocess
 def test_import_evalframe_does_not_import_inspect_ai():
     import subprocess
 

@@ -53,6 +53,7 @@ def quiet_score(*args, **kwargs):
         return ef.score(*args, **kwargs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["v1.1", "v2.0"])
 def test_leaderboard_predictions_match_the_official_functions(shared_data, version):
     folder = shared_data / "squad-explorer"
@@ -110,6 +111,7 @@ def test_the_baseline_file_reports_its_missing_and_unknown_ids(shared_data):
     assert excluded["value"] == pytest.approx(answered["squad_em"].mean(), rel=1e-12)
 
 
+@pytest.mark.subprocess
 def test_the_command_line_scores_predictions_against_the_dev_answers(shared_data, tmp_path):
     folder = shared_data / "squad-explorer"
     prediction = folder / "predictions-v2.0" / "BERT_single_model_Google_AI_Language.json"
