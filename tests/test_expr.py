@@ -90,7 +90,7 @@ def test_shared_kernel_cache_is_bounded_by_bytes():
     for i in range(20_000):  # many distinct inputs: the cache stays within its bytes
         _expr.shared_kernel(pl.col(f"column_{i}"), kernel, pl.Int64)
     cache = _expr._SHARED_KERNELS
-    assert 0 < cache.bytes <= _expr.SHARED_KERNEL_BYTES
+    assert 0 < cache.used <= _expr.SHARED_KERNEL_BYTES
     assert len(cache) < 20_000
     newest = _expr.shared_kernel(pl.col("column_19999"), kernel, pl.Int64)
     assert _expr.shared_kernel(pl.col("column_19999"), kernel, pl.Int64) is newest
@@ -102,8 +102,8 @@ def test_shared_kernel_keeps_no_input_embedding_data():
     def kernel(series: pl.Series) -> pl.Series:
         return series
 
-    before = _expr._SHARED_KERNELS.bytes
+    before = _expr._SHARED_KERNELS.used
     data = pl.Series([f"value {i}" for i in range(20_000)])
     embedding = pl.col("a").replace(data, data)  # reads a column and holds the data
     _expr.shared_kernel(embedding, kernel, pl.String)
-    assert _expr._SHARED_KERNELS.bytes == before
+    assert _expr._SHARED_KERNELS.used == before

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from evalframe._kernel_cache import KernelCache
 from evalframe.errors import EvalframeError, RowError, register_locator
 
 IntoExpr = str | pl.Expr
@@ -239,51 +239,15 @@ _ENTRY_OVERHEAD = 1024
 _LONGEST_KEY = 64 * 2**10
 
 
-class _SharedKernels:
-    """The expressions :func:`shared_kernel` built, least recently used first, bounded by bytes.
-
-    >>> kept = _SharedKernels(max_bytes=2 * _ENTRY_OVERHEAD + 10)
-    >>> for name in "abc":
-    ...     kept.put((len, name), pl.lit(name))
-    >>> kept.get((len, "a")) is None, kept.get((len, "c")) is not None, len(kept)
-    (True, True, 2)
-    """
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self._entries: OrderedDict[tuple[Callable, str], pl.Expr] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @staticmethod
-    def _cost(key: tuple[Callable, str]) -> int:
-        return len(key[1]) + _ENTRY_OVERHEAD
-
-    def get(self, key: tuple[Callable, str]) -> pl.Expr | None:
-        found = self._entries.get(key)
-        if found is not None:
-            self._entries.move_to_end(key)
-        return found
-
-    def put(self, key: tuple[Callable, str], expr: pl.Expr) -> None:
-        cost = self._cost(key)
-        if cost > self.max_bytes or key in self._entries:
-            return
-        while self._entries and self.bytes + cost > self.max_bytes:
-            oldest, _ = self._entries.popitem(last=False)
-            self.bytes -= self._cost(oldest)
-        self._entries[key] = expr
-        self.bytes += cost
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self.bytes = 0
+def _key_bytes(key: tuple[Callable, str]) -> int:
+    """What a kept expression counts against :data:`SHARED_KERNEL_BYTES`: its key's bytes."""
+    return len(key[1]) + _ENTRY_OVERHEAD
 
 
 #: Batched kernels already applied, by (kernel, serialised input expression).
-_SHARED_KERNELS = _SharedKernels(SHARED_KERNEL_BYTES)
+_SHARED_KERNELS: KernelCache[tuple[Callable, str], pl.Expr] = KernelCache(
+    "shared expressions", SHARED_KERNEL_BYTES, _key_bytes
+)
 
 
 def shared_kernel(
@@ -315,9 +279,7 @@ def shared_kernel(
         return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
     if len(serialised) > _LONGEST_KEY:
         return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
-    key = (kernel, serialised)
-    built = _SHARED_KERNELS.get(key)
-    if built is None:
-        built = expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
-        _SHARED_KERNELS.put(key, built)
-    return built
+    return _SHARED_KERNELS.get_or_build(
+        (kernel, serialised),
+        lambda: expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True),
+    )

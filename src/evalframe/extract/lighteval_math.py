@@ -60,6 +60,7 @@ from typing import Any
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe._kernel_cache import KernelCache
 from evalframe.errors import EvalframeError
 from evalframe.extract._workers import POOL, default_workers
 from evalframe.extract.table import EXTRACTION, Extractor, register_extractor
@@ -942,7 +943,7 @@ def _extract_kernel(options: ExtractOptions, workers: int | None) -> Any:
 
 
 #: One kernel object per settings, so polars can share the work of equal expressions.
-_KERNELS: dict[tuple[ExtractOptions, int | None], Any] = {}
+_KERNELS: KernelCache[tuple[ExtractOptions, int | None], Any] = KernelCache("lighteval_math", 256)
 
 
 def _extractor(
@@ -955,11 +956,7 @@ def _extractor(
     require_math_verify(name)
     options = ExtractOptions(targets, check_timeout(name, timeout))
     key = (options, check_workers(name, workers))
-    kernel = _KERNELS.get(key)
-    if kernel is None:
-        if len(_KERNELS) >= 256:
-            _KERNELS.clear()
-        kernel = _KERNELS[key] = _extract_kernel(*key)
+    kernel = _KERNELS.get_or_build(key, lambda: _extract_kernel(*key))
     # the kernel's struct is the EXTRACTION struct itself: taking its fields apart and
     # building it again would run the kernel once per field
     return parse_into_expr(text).cast(pl.String).map_batches(

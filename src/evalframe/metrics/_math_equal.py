@@ -46,6 +46,7 @@ from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
+from evalframe._kernel_cache import KernelCache
 from evalframe.errors import EvalframeError
 from evalframe.extract._workers import POOL, default_workers
 
@@ -652,23 +653,22 @@ def math_equivalent(
     )
 
 
-_KERNELS: dict[tuple[MathOptions, int | None, str], Callable[[Sequence[pl.Series]], pl.Series]] = {}
+#: One kernel object per settings, so polars can share the work of equal expressions.
+_Kernel = Callable[[Sequence[pl.Series]], pl.Series]
+_KERNELS: KernelCache[tuple[MathOptions, int | None, str], _Kernel] = KernelCache("math_equal", 256)
 
 
 def _kernel(
     options: MathOptions, workers: int | None, metric: str
 ) -> Callable[[Sequence[pl.Series]], pl.Series]:
-    """One function object per settings, so polars can share the work of equal expressions."""
-    key = (options, workers, metric)
-    found = _KERNELS.get(key)
-    if found is None:
+    """The batched comparison for these settings, one function object per settings."""
 
-        def found(series: Sequence[pl.Series]) -> pl.Series:
+    def build() -> Callable[[Sequence[pl.Series]], pl.Series]:
+        def compare(series: Sequence[pl.Series]) -> pl.Series:
             return equivalent_series(
                 series[0], series[1], options, workers=workers, metric=metric
             )
 
-        if len(_KERNELS) > 256:
-            _KERNELS.clear()
-        _KERNELS[key] = found
-    return found
+        return compare
+
+    return _KERNELS.get_or_build((options, workers, metric), build)
