@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -55,31 +56,36 @@ class RowCheck:
     show: tuple[tuple[str, pl.Expr], ...] = ()
 
 
-#: The column that numbers the input's rows, while the engine builds a plan (else None).
-_ROW_NUMBER_COLUMN: ContextVar[str | None] = ContextVar("row_number_column", default=None)
+@dataclass(frozen=True)
+class PlanContext:
+    """What the engine tells the guards of the plan it is building (one context variable).
+
+    ``row_numbers``: the column that numbers the input's rows (else None);
+    ``locate``: how an error found in a batch is located in the whole input;
+    ``diagnosis``: while a failed plan is diagnosed, where guards record their checks.
+    """
+
+    row_numbers: str | None = None
+    locate: Callable[[], EvalframeError] | None = None
+    diagnosis: list[GuardRecord] | None = None
+
+
+_NO_PLAN = PlanContext()
+_PLAN: ContextVar[PlanContext | None] = ContextVar("evalframe_plan", default=None)
+
+
+def _current_plan() -> PlanContext:
+    return _PLAN.get() or _NO_PLAN
 
 
 @contextmanager
-def numbered_rows(column: str) -> Iterator[None]:
-    """Within the block, guards read row numbers from ``column`` (an input row index).
-
-    The engine adds the index to the frame (a streaming-friendly counter) and
-    builds its metric expressions inside this block. Expressions built outside
-    number rows with ``pl.int_range(pl.len())``, which is also right but makes the
-    streaming engine hold more of the input.
-    """
-    token = _ROW_NUMBER_COLUMN.set(column)
+def _plan(**changes: Any) -> Iterator[PlanContext]:
+    context = replace(_current_plan(), **changes)
+    token = _PLAN.set(context)
     try:
-        yield
+        yield context
     finally:
-        _ROW_NUMBER_COLUMN.reset(token)
-
-
-#: How an error found in a batch is located in the whole input (set by the engine).
-_LOCATOR: ContextVar[Callable[[], EvalframeError] | None] = ContextVar("locator", default=None)
-
-#: While the engine diagnoses a failed plan: where guards record their checks.
-_DIAGNOSIS: ContextVar[list[GuardRecord] | None] = ContextVar("diagnosis", default=None)
+        _PLAN.reset(token)
 
 
 @dataclass(frozen=True)
@@ -96,28 +102,34 @@ class GuardRecord:
 
 
 @contextmanager
+def numbered_rows(column: str) -> Iterator[None]:
+    """Within the block, guards read row numbers from ``column`` (an input row index).
+
+    The engine adds the index to the frame (a streaming-friendly counter) and
+    builds its metric expressions inside this block. Expressions built outside
+    number rows with ``pl.int_range(pl.len())``, which is also right but makes the
+    streaming engine hold more of the input.
+    """
+    with _plan(row_numbers=column):
+        yield
+
+
+@contextmanager
 def locating(locate: Callable[[], EvalframeError]) -> Iterator[None]:
     """Within the block, guards attach ``locate`` to the errors they raise."""
-    token = _LOCATOR.set(locate)
-    try:
+    with _plan(locate=locate):
         yield
-    finally:
-        _LOCATOR.reset(token)
 
 
 @contextmanager
 def diagnosing() -> Iterator[list[GuardRecord]]:
     """Within the block, guards never raise: they record their checks and failure masks."""
-    found: list[GuardRecord] = []
-    token = _DIAGNOSIS.set(found)
-    try:
-        yield found
-    finally:
-        _DIAGNOSIS.reset(token)
+    with _plan(diagnosis=[]) as context:
+        yield context.diagnosis
 
 
 def _row_numbers() -> pl.Expr:
-    column = _ROW_NUMBER_COLUMN.get()
+    column = _current_plan().row_numbers
     return pl.col(column) if column else pl.int_range(pl.len(), dtype=pl.Int64)
 
 
@@ -139,11 +151,12 @@ def guard(
     shown = [expr for check in checks for _, expr in check.show]
     masks = [check.invalid for check in checks if isinstance(check.invalid, pl.Expr)]
     inputs = [values, _row_numbers(), *(mask.fill_null(False) for mask in masks), *shown]
-    diagnosis = _DIAGNOSIS.get()
+    context = _current_plan()
+    diagnosis = context.diagnosis
     if diagnosis is not None:
         diagnosis.append(GuardRecord(metric, checks, _failure_bits(checks, inputs, len(masks))))
         return values
-    locate = _LOCATOR.get()
+    locate = context.locate
 
     def run(series: Sequence[pl.Series]) -> pl.Series:
         result, rows = series[0], series[1]
