@@ -90,7 +90,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LOCATIONS, *_SUBMODULES})
+    """The public surface (what tab completion offers): ``__all__``, not the helpers."""
+    return sorted(__all__)
 
 
 __all__ = [
