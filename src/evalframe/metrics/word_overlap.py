@@ -32,7 +32,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, guard, parse_into_expr
 from evalframe.metrics._pairs import max_over_pairs
-from evalframe.metrics._rules import GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
+from evalframe.metrics._rules import COMPUTE_F1_RULE, GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
 from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics._token_f1 import map_alternatives, token_f1_expr
 from evalframe.metrics.exact_match import LIGHTEVAL_VERSION
@@ -56,8 +56,7 @@ __all__ = ["token_f1", "word_set_f1"]
         "words are a multiset: a repeated word counts as often as both sides have it",
         "a side without words: 1.0 if both have none, else 0.0; gold alternatives without "
         "words are kept (unlike squad_f1)",
-        "F1 is bit-identical to compute_f1: precision = same/len(pred), recall = "
-        "same/len(gold), f1 = (2*precision*recall)/(precision+recall)",
+        COMPUTE_F1_RULE,
     ),
     divergences=(
         "compute_f1 scores one gold string; token_f1 takes the maximum over alternatives and, "
