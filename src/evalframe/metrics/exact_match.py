@@ -9,10 +9,10 @@
   table (``"boxed"``, ``"gsm8k_answer"``...; see :mod:`evalframe.extract`), an
   ``Extractor`` or a function; default ``"none"``.
 - :func:`lighteval_exact_match` is lighteval's ``ExactMatches``, and the registered
-  variants lighteval ships are it with fixed options (each function's ``preset_options``):
-  ``quasi_exact_match`` (``qem``: HELM normaliser, stripped), ``prefix_exact_match``
-  (``pem``), ``prefix_quasi_exact_match`` (``pqem``), ``suffix_exact_match``,
-  ``suffix_quasi_exact_match`` and ``quasi_exact_match_gsm8k``.
+  variants lighteval ships are it with fixed options (each function's ``preset_of`` and
+  ``preset_options``): ``quasi_exact_match`` (``qem``: HELM normaliser, stripped),
+  ``prefix_exact_match`` (``pem``), ``prefix_quasi_exact_match`` (``pqem``),
+  ``suffix_exact_match``, ``suffix_quasi_exact_match`` and ``quasi_exact_match_gsm8k``.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -467,9 +467,9 @@ def _lighteval_preset(
     The function is named ``name`` (its ``__name__``, ``__qualname__`` and code name), has
     the signature ``(prediction, gold, *, extractor, gold_extractor)`` and the docstring
     ``summary``, the lighteval call, ``more``, the shared parameters and ``example`` (the
-    doctest lines after ``>>> import polars as pl``); ``preset_options`` records the
-    fixed options. Registered under ``name``, with lighteval's ``ExactMatches`` rules
-    before ``edge_rules``.
+    doctest lines after ``>>> import polars as pl``); ``preset_of`` and ``preset_options``
+    record the function and its fixed options. Registered under ``name``, with
+    lighteval's ``ExactMatches`` rules before ``edge_rules``.
     """
 
     def preset(
@@ -492,6 +492,7 @@ def _lighteval_preset(
         width=88, initial_indent="    ", subsequent_indent="    ", break_long_words=False,
     )
     preset.__doc__ = f"{summary}\n\n{intro}\n{_PRESET_DOC}{example}"
+    preset.preset_of = lighteval_exact_match  # type: ignore[attr-defined]
     preset.preset_options = dict(options)  # type: ignore[attr-defined]
     return register(
         name,
