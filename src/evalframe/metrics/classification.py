@@ -12,15 +12,12 @@
   reproduces ``sklearn.metrics.f1_score``, ``precision_score``, ``recall_score`` and
   ``matthews_corrcoef`` (scikit-learn 1.9.1) operation for operation. Pairs are stored
   rather than label indices, so the statistics of two partitions concatenated reduce to
-  the score of the whole, and a pair counted 0 times in a table (a bootstrap replicate
-  that did not draw it) is exactly as if it were absent.
+  the score of the whole.
 
 lm-evaluation-harness's ``f1`` and ``mcc`` for multiple-choice tasks (GLUE MRPC, QQP,
 CoLA) aggregate ``(gold, prediction)`` index pairs with ``sklearn.metrics.f1_score``
 (default options: ``average="binary"``, ``pos_label=1``) and ``matthews_corrcoef``: they
 are :func:`f1` (with its defaults) and :func:`mcc` over integer labels.
-
-A null prediction or gold gives a null statistics row, which no table counts.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
