@@ -256,12 +256,12 @@ def test_every_preset_scores_as_its_function(function):
 def fake_package(tmp_path, monkeypatch):
     """A package of three families in a throwaway registry: ``loud`` registers ``shout``,
     ``quiet`` defines the metric ``whisper`` without registering it, ``empty`` registers
-    nothing; plus the private ``_helpers`` and the infrastructure ``registry``."""
+    nothing; plus the private ``_shared`` and the infrastructure ``registry``."""
     name = f"fake_metrics_{tmp_path.name}".replace("-", "_")
     root = tmp_path / name
     root.mkdir()
     (root / "__init__.py").write_text("")
-    (root / "_helpers.py").write_text("")
+    (root / "_shared.py").write_text("")
     (root / "registry.py").write_text("")
     (root / "loud.py").write_text(textwrap.dedent('''
         import polars as pl
@@ -316,7 +316,7 @@ def test_a_family_that_registers_nothing_is_caught(fake_package):
 def test_a_metric_left_unregistered_is_caught(fake_package):
     name, _, table, modules = fake_package
     namespace = {"shout": modules["loud"].shout, "whisper": modules["quiet"].whisper,
-                 "helper": len}
+                 "builtin": len}
     functions = metric_functions(namespace, namespace, ("loud", "quiet"), name)
     assert set(functions) == {"shout", "whisper"}
     assert unregistered_functions(functions, table.entries()) == ["whisper"]

@@ -267,7 +267,6 @@ def _affix_match(pred: pl.Expr, golds: pl.Expr, *, prefix: bool) -> pl.Expr:
     return elementwise([pred, golds], kernel, pl.Boolean)
 
 
-
 # --- lighteval's ExactMatches and the variants it registers ----------------------------------
 
 _EM_RULES = (
@@ -410,8 +409,6 @@ def _exact_match(
         lambda value: [prepare(value, "gold")],
         score,
     )
-
-
 
 
 #: What every preset's docstring says between its summary and its example.
