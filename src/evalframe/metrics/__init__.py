@@ -16,25 +16,60 @@ shape: (3, 3)
 └──────┴─────┴────────┘
 """
 
-from evalframe.metrics import (
-    bleu,
-    choice,
-    chrf,
-    classification,
-    distance,
-    drop,
+from evalframe.metrics.bleu import bleu, bleu_1, bleu_4, sentence_bleu
+from evalframe.metrics.choice import (
+    acc,
+    acc_bytes,
+    acc_norm,
+    acc_pmi,
+    acc_token,
+    brier_score,
+    mc1,
+    mc2,
+    mrr,
+    prob,
+    prob_norm,
+    recall_at_k,
+)
+from evalframe.metrics.chrf import chrf, sentence_chrf
+from evalframe.metrics.classification import accuracy, f1, mcc, precision, recall
+from evalframe.metrics.distance import (
+    char_edit_distance,
+    char_edit_similarity,
+    edit_distance,
+    edit_similarity,
+    longest_common_prefix_length,
+    treebank_tokenize,
+    word_edit_distance,
+    word_edit_similarity,
+)
+from evalframe.metrics.drop import drop_em, drop_f1
+from evalframe.metrics.exact_match import (
     exact_match,
-    inspect_scorers,
-    judge,
-    letters,
-    math,
-    pass_at_k,
+    lighteval_exact_match,
+    prefix_exact_match,
+    prefix_quasi_exact_match,
+    quasi_exact_match,
+    quasi_exact_match_gsm8k,
+    suffix_exact_match,
+    suffix_quasi_exact_match,
+)
+from evalframe.metrics.inspect_scorers import (
+    inspect_answer,
+    inspect_includes,
+    inspect_match,
+    inspect_pattern,
+)
+from evalframe.metrics.judge import win_rate
+from evalframe.metrics.letters import letter_match, letter_pass_at_k
+from evalframe.metrics.math import extractive_match, math_equal
+from evalframe.metrics.pass_at_k import pass_at_k
+from evalframe.metrics.perplexity import (
+    bits_per_byte,
+    byte_perplexity,
     perplexity,
-    rouge,
-    sampling,
-    squad,
-    ter,
-    word_overlap,
+    token_perplexity,
+    word_perplexity,
 )
 from evalframe.metrics.registry import (
     MetricSpec,
@@ -44,21 +79,90 @@ from evalframe.metrics.registry import (
     register,
     resolve,
 )
-
-_FAMILIES = (
-    exact_match, word_overlap, squad, pass_at_k, drop, sampling, classification, perplexity,
-    choice, judge, chrf, distance, ter, rouge, bleu, letters, math, inspect_scorers,
-)
-
-for _family in _FAMILIES:
-    globals().update({_name: getattr(_family, _name) for _name in _family.__all__})
+from evalframe.metrics.rouge import rouge1, rouge2, rouge_n, rouge_t5, rougeL, rougeLsum
+from evalframe.metrics.sampling import avg_at_k, g_pass_at_k, maj_at_k, mg_pass_at_k
+from evalframe.metrics.squad import squad_em, squad_f1
+from evalframe.metrics.ter import sacrebleu_signature, ter, ter_score
+from evalframe.metrics.word_overlap import token_f1, word_set_f1
 
 __all__ = [
     "MetricSpec",
     "Reference",
+    "acc",
+    "acc_bytes",
+    "acc_norm",
+    "acc_pmi",
+    "acc_token",
+    "accuracy",
     "all_metrics",
+    "avg_at_k",
+    "bits_per_byte",
+    "bleu",
+    "bleu_1",
+    "bleu_4",
+    "brier_score",
+    "byte_perplexity",
+    "char_edit_distance",
+    "char_edit_similarity",
+    "chrf",
+    "drop_em",
+    "drop_f1",
+    "edit_distance",
+    "edit_similarity",
+    "exact_match",
+    "extractive_match",
+    "f1",
+    "g_pass_at_k",
+    "inspect_answer",
+    "inspect_includes",
+    "inspect_match",
+    "inspect_pattern",
+    "letter_match",
+    "letter_pass_at_k",
+    "lighteval_exact_match",
     "list_metrics",
+    "longest_common_prefix_length",
+    "maj_at_k",
+    "math_equal",
+    "mc1",
+    "mc2",
+    "mcc",
+    "mg_pass_at_k",
+    "mrr",
+    "pass_at_k",
+    "perplexity",
+    "precision",
+    "prefix_exact_match",
+    "prefix_quasi_exact_match",
+    "prob",
+    "prob_norm",
+    "quasi_exact_match",
+    "quasi_exact_match_gsm8k",
+    "recall",
+    "recall_at_k",
     "register",
     "resolve",
-    *(name for family in _FAMILIES for name in family.__all__),
+    "rouge1",
+    "rouge2",
+    "rougeL",
+    "rougeLsum",
+    "rouge_n",
+    "rouge_t5",
+    "sacrebleu_signature",
+    "sentence_bleu",
+    "sentence_chrf",
+    "squad_em",
+    "squad_f1",
+    "suffix_exact_match",
+    "suffix_quasi_exact_match",
+    "ter",
+    "ter_score",
+    "token_f1",
+    "token_perplexity",
+    "treebank_tokenize",
+    "win_rate",
+    "word_edit_distance",
+    "word_edit_similarity",
+    "word_perplexity",
+    "word_set_f1",
 ]

@@ -34,28 +34,17 @@ Arithmetic is the references' float64 arithmetic, in numpy, on whole blocks of r
 with the same number of choices (one batched kernel per metric over the Arrow
 buffers; no Python runs per row):
 
-- the argmax is ``numpy.argmax``'s: ties go to the first index and a NaN wins (the
-  first NaN; a NaN arises only from ``0 / 0``, an empty choice of log-probability 0 under
-  a length normalisation). Polars' ``list.arg_max`` differs (it skips NaN: ``[1, NaN,
-  2]`` gives 2, numpy 1), which is why it is not used here;
-- a normalised score is the same float64 division or subtraction the reference does,
-  so two choices whose exact ratios differ but round to the same float are tied, and
-  an empty choice (length 0) gives ``-inf`` (or NaN for ``0 / 0``) as numpy does;
-- probabilities are computed shifted by the row maximum (log-sum-exp), so they stay
-  exact where the references' ``exp(logprob)`` underflows (every log-probability below
-  about -745 gives 0.0 or NaN there) or overflows (above 709.78).
+- the argmax is ``numpy.argmax``'s (a NaN wins: the first NaN; a NaN arises only from
+  ``0 / 0``, an empty choice of log-probability 0 under a length normalisation).
+  Polars' ``list.arg_max`` differs (it skips NaN: ``[1, NaN, 2]`` gives 2, numpy 1),
+  which is why it is not used here;
+- a normalised score is the same float64 division or subtraction the reference does;
+- probabilities are computed shifted by the row maximum (log-sum-exp).
 
-Errors: an empty choice list, ``choice_*`` lists of unequal length within a row, an
-empty gold list, a gold index that is negative or not below the number of choices, a
-token count below 1 and (TruthfulQA) a ``len_mc1`` outside the choices raise
+Inputs no reference can score (an empty choice list, a gold index out of range, a
+log-probability no probability has: see :mod:`evalframe.metrics._logprob`) raise
 :class:`evalframe.EvalframeError` naming the metric, the column, the number of rows and
-the first one (lm-evaluation-harness logs a warning and scores such rows 0, lighteval
-scores 0 or crashes). So do values no probability has (see
-:mod:`evalframe.metrics._logprob`): a log-probability that is NaN, ``+inf`` or above
-``1e-6`` (values in ``(0, 1e-6]`` are rounding, scored as given; ``-inf``, probability 0,
-is allowed), and an unconditioned log-probability (PMI) that is not finite; both
-references score them (``+inf`` and NaN win ``numpy.argmax``). A null input, or a null
-inside a list, gives a null score.
+the first one; each metric lists its edge rules.
 
 >>> import polars as pl
 >>> df = pl.DataFrame({
@@ -524,9 +513,49 @@ def _extra_plan(kind: str, normalization: str | None, **fields) -> _Plan:
                  counts=normalization == "token", **fields)
 
 
+# --- the rules the metrics share ---------------------------------------------------------
+
+_ROLES = ("choice_logprobs", "gold_index")
+_EDGE_ARGMAX = (
+    "argmax as numpy.argmax: ties go to the first index, -inf (probability 0) loses to "
+    "every finite value",
+)
+_EDGE_ERRORS = (
+    "an empty choice list, choice_* lists of unequal length in a row, an empty gold list "
+    "and a gold index < 0 or >= the number of choices raise EvalframeError naming the "
+    "count of rows and the first one (lm-eval scores them 0, lighteval 0 or crashes)",
+    "a log-probability that is NaN, +inf or above 1e-6 (a probability above 1) raises "
+    "EvalframeError, counted over the whole input; values in (0, 1e-6] are rounding, "
+    "scored as given; -inf is allowed",
+    "a null input, or a null inside a list, gives a null score",
+)
+_EDGE_DIVIDE = (
+    "the float64 division of the reference: exact ratios that round alike tie; an empty "
+    "choice (length 0) gives logprob / 0 (-inf, or NaN for 0/0, which wins) as in numpy",
+)
+_VALUE_DIVERGENCE = (
+    "lm-eval and lighteval score any float: a NaN or +inf log-probability wins "
+    "numpy.argmax (acc of [-1, nan] with gold 1 is 1.0), a positive one is a probability "
+    "above 1; evalframe raises EvalframeError"
+)
+
+
+def _lighteval(function: str) -> Reference:
+    return Reference(*LIGHTEVAL, f"lighteval.metrics.metrics_sample.{function}")
+
+
 # --- accuracy ----------------------------------------------------------------------------
 
 
+@register(
+    "acc",
+    roles=_ROLES,
+    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc"),
+    description="Argmax of the choice log-probabilities is a gold index (= lighteval "
+    "LoglikelihoodAcc).",
+    edge_rules=(*_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
+)
 def acc(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     """Accuracy: whether the choice of highest log-probability is a gold choice.
 
@@ -545,14 +574,6 @@ def acc(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     -------
     pl.Expr
         ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    Ties go to the first index (``numpy.argmax``); ``-inf`` (probability 0) loses to every
-    finite value. An empty choice list, an empty gold list, a gold index that is negative
-    or not below the number of choices (lm-eval scores them 0) and a log-probability that
-    is NaN, ``+inf`` or above ``1e-6`` (lm-eval lets NaN and ``+inf`` win) raise
-    :class:`~evalframe.EvalframeError`.
 
     Examples
     --------
@@ -577,6 +598,24 @@ def acc(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     return _metric("acc", _Plan("argmax"), choice_logprobs, gold_index)
 
 
+@register(
+    "acc_norm",
+    roles=(*_ROLES, "choices"),
+    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_norm"),
+    description="Argmax of log-probability / len(choice) (code points) is a gold index.",
+    edge_rules=(
+        "len is Python's len of the choice as given (code points; lm-eval's choices have "
+        "no target delimiter); count_delimiter=True adds the leading space lighteval's "
+        "choices carry (its LogProbCharNorm), ignore_first_space=True drops a leading space "
+        "(LogProbCharNorm(ignore_first_space=True))",
+        *_EDGE_DIVIDE, *_EDGE_ARGMAX, *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lighteval raises ZeroDivisionError for an empty choice (IndexError with "
+        "ignore_first_space); evalframe divides as numpy does, as lm-eval",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def acc_norm(
     choice_logprobs: IntoExpr,
     gold_index: IntoExpr,
@@ -594,12 +633,8 @@ def acc_norm(
 
     The two harnesses give different numbers for the same model: lighteval's choices
     carry the leading space of the continuation (``" Paris"``: 6 characters, lm-eval's
-    ``"Paris"``: 5). ``acc_norm`` counts the choices as they are in the column;
-    ``count_delimiter=True`` adds that one space to each length (lighteval's
-    ``LogProbCharNorm()`` on lm-eval-style choices), and ``ignore_first_space=True``
-    does not count a first character that is a space (lighteval's
-    ``LogProbCharNorm(ignore_first_space=True)``, which on lighteval-style choices gives
-    lm-eval's number).
+    ``"Paris"``: 5); ``ignore_first_space=True`` on lighteval-style choices gives
+    lm-eval's number.
 
     Parameters
     ----------
@@ -608,25 +643,16 @@ def acc_norm(
     choices
         ``list[str]`` column: the choice texts, one per log-probability.
     count_delimiter
-        Count one space before each choice (the target delimiter lighteval keeps).
+        Count one space before each choice (the target delimiter lighteval keeps:
+        lighteval's ``LogProbCharNorm()`` on lm-eval-style choices).
     ignore_first_space
         Do not count a leading space (applied after ``count_delimiter``).
 
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    Length is ``len(str)`` in Python terms: Unicode code points, so ``"é"`` written as
-    ``e`` + a combining accent counts 2. The division is float64, as in both references:
-    exact ratios that round to the same float tie (the first wins). An empty choice
-    (length 0) gives ``logprob / 0``: ``-inf`` for a negative log-probability, NaN for 0
-    (which then wins, as NaN does in ``numpy.argmax``), as in lm-eval; lighteval raises
-    ``ZeroDivisionError`` there (and ``IndexError`` for ``ignore_first_space``). A choice
-    list and a log-probability list of different lengths raise, and so do impossible
-    log-probabilities, as for :func:`acc`.
+        ``Float64``, null as for :func:`acc`: 1.0 where the choice of highest log-
+        probability per character is a gold choice, else 0.0.
 
     Examples
     --------
@@ -661,6 +687,14 @@ def acc_norm(
                    extra=extra, extra_role="choices", extra_source=choices)
 
 
+@register(
+    "acc_bytes",
+    roles=(*_ROLES, "choices"),
+    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_bytes"),
+    description="Argmax of log-probability / UTF-8 byte length of the choice is a gold index.",
+    edge_rules=(*_EDGE_DIVIDE, *_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
+)
 def acc_bytes(choice_logprobs: IntoExpr, gold_index: IntoExpr, choices: IntoExpr) -> pl.Expr:
     """Accuracy of the log-probability per byte: argmax of ``logprob / len(choice.encode())``.
 
@@ -677,11 +711,8 @@ def acc_bytes(choice_logprobs: IntoExpr, gold_index: IntoExpr, choices: IntoExpr
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    Edge rules as :func:`acc_norm` (float64 ties, an empty choice gives ``logprob / 0``).
+        ``Float64``, null as for :func:`acc`: 1.0 where the choice of highest log-
+        probability per byte is a gold choice, else 0.0.
 
     Examples
     --------
@@ -708,6 +739,16 @@ def acc_bytes(choice_logprobs: IntoExpr, gold_index: IntoExpr, choices: IntoExpr
                    extra=_byte_lengths(choices), extra_role="choices", extra_source=choices)
 
 
+@register(
+    "acc_token",
+    roles=(*_ROLES, "choice_token_counts"),
+    reference=_lighteval("LoglikelihoodAcc(LogProbTokenNorm())"),
+    description="Argmax of log-probability / token count of the choice is a gold index.",
+    edge_rules=("the float64 division of the reference: exact ratios that round alike tie",
+                "a token count below 1 raises EvalframeError (lighteval: ZeroDivisionError "
+                "for 0)", *_EDGE_ARGMAX, *_EDGE_ERRORS),
+    divergences=(_VALUE_DIVERGENCE,),
+)
 def acc_token(
     choice_logprobs: IntoExpr, gold_index: IntoExpr, choice_token_counts: IntoExpr
 ) -> pl.Expr:
@@ -726,13 +767,8 @@ def acc_token(
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    A count below 1 raises :class:`~evalframe.EvalframeError` (the log-probability is
-    divided by it; lighteval raises ``ZeroDivisionError`` for 0), and so do impossible
-    log-probabilities, as for :func:`acc`.
+        ``Float64``, null as for :func:`acc`: 1.0 where the choice of highest log-
+        probability per token is a gold choice, else 0.0.
 
     Examples
     --------
@@ -759,6 +795,25 @@ def acc_token(
                    extra_role="choice_token_counts", extra_source=choice_token_counts)
 
 
+@register(
+    "acc_pmi",
+    roles=(*_ROLES, "unconditioned_logprobs"),
+    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_mutual_info"),
+    description="Argmax of log-probability - unconditioned log-probability (PMI) is a gold "
+    "index (= lighteval LogProbPMINorm).",
+    edge_rules=(
+        "unconditioned log-probabilities must be finite and <= 0 (up to 1e-6 of rounding): "
+        "PMI subtracts them, and -inf would give +inf (or NaN against -inf, which wins "
+        "numpy.argmax); NaN, +inf, -inf or positive ones raise EvalframeError",
+        *_EDGE_ARGMAX, *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lm-eval's acc_mutual_info compares np.argmax(...) == gold even for a list of "
+        "golds: with two or more, `1.0 if array else 0.0` raises ValueError (a one-element "
+        "list works); evalframe counts any gold, as acc does",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def acc_pmi(
     choice_logprobs: IntoExpr, gold_index: IntoExpr, unconditioned_logprobs: IntoExpr
 ) -> pl.Expr:
@@ -778,17 +833,8 @@ def acc_pmi(
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    Divergence: lm-eval compares ``np.argmax(...) == gold`` even when ``gold`` is a list;
-    with two or more gold indices numpy returns an array and ``1.0 if array else 0.0``
-    raises ``ValueError`` (a one-element list works). Here any gold counts, as for
-    :func:`acc`. The unconditioned log-probabilities must be finite (and <= 0, as for
-    :func:`acc`): ``-inf`` there would give the choice ``+inf``, or NaN against a ``-inf``
-    log-probability, which would win the argmax; a NaN, ``+inf`` or positive one raises
-    too.
+        ``Float64``, null as for :func:`acc`: 1.0 where the choice of highest pointwise
+        mutual information is a gold choice, else 0.0.
 
     Examples
     --------
@@ -819,6 +865,18 @@ def acc_pmi(
 # --- probabilities -----------------------------------------------------------------------
 
 
+@register(
+    "prob",
+    roles=((*_ROLES, "choice_token_counts"), _ROLES),
+    reference=_lighteval("Probability"),
+    description="Probability exp(log-probability) of the most likely gold choice, unnormalised",
+    edge_rules=(
+        "normalization='token' divides by the token count first (lighteval prob_norm_token); "
+        "a token count below 1 raises EvalframeError",
+        "at most exp(1e-6) for a log-probability within the rounding tolerance", *_EDGE_ERRORS,
+    ),
+    divergences=(_VALUE_DIVERGENCE,),
+)
 def prob(
     choice_logprobs: IntoExpr,
     gold_index: IntoExpr,
@@ -845,10 +903,7 @@ def prob(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1] (``exp(1e-6)`` at most, for a log-probability within the
-        rounding tolerance); null where an input (or an entry of a list) is null.
-        Impossible log-probabilities and token counts below 1 raise, as for :func:`acc`
-        and :func:`acc_token`.
+        ``Float64``, a probability; null where an input (or an entry of a list) is null.
 
     Examples
     --------
@@ -880,6 +935,33 @@ def prob(
                    **extra)
 
 
+@register(
+    "prob_norm",
+    roles=tuple(
+        (*_ROLES, *optional)
+        for size in (3, 2, 1, 0)
+        for optional in itertools.combinations(
+            ("choices", "choice_token_counts", "unconditioned_logprobs"), size
+        )
+    ),
+    reference=_lighteval("NormalizedMultiChoiceProbability"),
+    description="Softmax over the choices (optionally of normalised log-probabilities): mass "
+    "of the most likely gold.",
+    edge_rules=(
+        "normalization: None, char (as acc_norm, with count_delimiter and "
+        "ignore_first_space), token or pmi; the column it needs must be present",
+        "softmax shifted by the row maximum; 0.0 where all scores are -inf (as lighteval); "
+        "NaN where a normalised score is NaN (char: an empty choice of log-probability 0)",
+        "token: a token count below 1 raises; pmi: unconditioned log-probabilities must be "
+        "finite (as acc_pmi)", *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lighteval computes exp(s) unshifted: every score below about -745 underflows and it "
+        "returns 0.0 (e.g. [-1000, -1001], gold 0: lighteval 0.0, evalframe 0.731059); "
+        "scores below -708 lose digits",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def prob_norm(
     choice_logprobs: IntoExpr,
     gold_index: IntoExpr,
@@ -915,17 +997,14 @@ def prob_norm(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1]; NaN where a normalised score is NaN (``"char"``: an empty
-        choice of log-probability 0, ``0 / 0``), as in lighteval; null where an input (or an
-        entry of a list) is null. Impossible log-probabilities raise, as for :func:`acc`.
+        ``Float64`` in [0, 1] (or NaN); null where an input (or an entry of a list) is
+        null.
 
     Notes
     -----
     Computed as ``exp(s - max(s))`` over its sum, which is exact where lighteval's
-    ``exp(s)`` is not: when every score is below about -745 lighteval's probabilities
-    underflow to 0 and it returns 0.0 (its ``safe_divide`` default); when one is above
-    709.78 they overflow and it returns NaN (or 0.0 for the other choices); scores below
-    -708 lose digits as subnormal numbers. Where every score is ``-inf`` both give 0.0.
+    ``exp(s)`` is not; where a score is above 709.78 lighteval's probabilities overflow
+    too, and it returns NaN (or 0.0 for the other choices).
 
     Examples
     --------
@@ -956,6 +1035,28 @@ def prob_norm(
                    gold_index, **extra)
 
 
+@register(
+    "brier_score",
+    roles=_ROLES,
+    reference=Reference(*LM_EVAL, "lm_eval.api.metrics.brier_score (per row: "
+                        f"{_PROCESS_RESULTS}: brier_score)"),
+    description="Sum of squared differences between the softmax over the choices and the "
+    "one-hot gold.",
+    higher_is_better=False,
+    bounds=(0.0, 2.0),
+    edge_rules=(
+        "softmax as lm_eval.utils.softmax (exp(x - max) / sum): NaN where every "
+        "log-probability is -inf (no probability mass; aggregate and compare refuse it)",
+        "exactly one gold index per row; several raise EvalframeError", *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lm-eval's aggregation stacks the rows (np.array(predictions).shape) and crashes "
+        "when rows have different numbers of choices; evalframe scores each row",
+        "lm-eval builds a wrongly shaped one-hot for a list of several golds; evalframe "
+        "raises",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def brier_score(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     """Brier score of the softmax over the choices: ``sum_j (p_j - [j == gold])**2``.
 
@@ -974,18 +1075,12 @@ def brier_score(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 2]; NaN where every log-probability is ``-inf`` (no probability
-        mass: ``lm_eval.utils.softmax`` gives NaN too; :func:`evalframe.aggregate` and
-        :func:`evalframe.compare` refuse NaN scores); null where an input is null.
-        Impossible log-probabilities raise, as for :func:`acc`.
+        ``Float64`` in [0, 2] (or NaN); null where an input is null.
 
     Notes
     -----
     The softmax is lm-eval's ``exp(x - max(x)) / sum``, so values agree to the last bit
-    or two. Divergences: lm-eval's aggregation needs every row to have the same number
-    of choices (``np.array(predictions).shape``) and crashes otherwise, and a list of
-    several golds gives a wrongly shaped one-hot; here each row is scored on its own and
-    several golds raise :class:`~evalframe.EvalframeError`.
+    or two.
 
     Examples
     --------
@@ -1014,6 +1109,23 @@ def brier_score(choice_logprobs: IntoExpr, gold_index: IntoExpr) -> pl.Expr:
 # --- rankings ----------------------------------------------------------------------------
 
 
+@register(
+    "mrr",
+    roles=((*_ROLES, "choices"), _ROLES),
+    reference=_lighteval("MRR"),
+    description="Reciprocal rank of the best-ranked gold choice by log-probability.",
+    edge_rules=(
+        "rank = number of choices with a strictly higher score: ties share the best rank",
+        "length_normalization=True divides by len(choice) (code points, as given)",
+        "a NaN score (length_normalization: an empty choice of log-probability 0, 0/0) ranks "
+        "above every number and ties with NaN", *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lighteval sorts with Python's sorted, whose order with NaN depends on the input "
+        "order; evalframe ranks NaN first",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def mrr(
     choice_logprobs: IntoExpr,
     gold_index: IntoExpr,
@@ -1043,12 +1155,8 @@ def mrr(
 
     Notes
     -----
-    Ties share the best rank (a gold tied with the top choice scores 1.0, although
-    :func:`acc` gives the first of them the win). A NaN score (only with
-    ``length_normalization``: an empty choice of log-probability 0, ``0 / 0``) ranks above
-    every number and ties with another NaN, as in numpy's orderings; lighteval sorts NaN
-    with Python's ``sorted``, whose result with NaN depends on the input order, and is not
-    followed. Impossible log-probabilities raise, as for :func:`acc`.
+    A gold tied with the top choice scores 1.0, although :func:`acc` gives the first of
+    them the win.
 
     Examples
     --------
@@ -1078,6 +1186,23 @@ def mrr(
     return _metric("mrr", plan, choice_logprobs, gold_index, **extra)
 
 
+@register(
+    "recall@{k}",
+    roles=_ROLES,
+    parameters={"k": positive_int},
+    reference=_lighteval("Recall"),
+    description="A gold choice is among the k choices of highest log-probability.",
+    edge_rules=(
+        "ranked by log-probability, ties to the first index: recall@1 = acc",
+        "k < 1 raises when the metric is built; k >= the number of choices gives 1.0",
+        *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "for k > 1 lighteval takes argsort()[::-1][:k], the last of tied choices first: "
+        "[0, 0, 0], gold 0, k=2 gives 0.0 in lighteval (whose recall@1 is 1.0), 1.0 here",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def recall_at_k(choice_logprobs: IntoExpr, gold_index: IntoExpr, *, k: int) -> pl.Expr:
     """Recall at ``k``: whether a gold choice is among the ``k`` most likely choices.
 
@@ -1090,23 +1215,17 @@ def recall_at_k(choice_logprobs: IntoExpr, gold_index: IntoExpr, *, k: int) -> p
     choice_logprobs, gold_index
         As for :func:`acc`.
     k
-        How many of the best choices count (an integer >= 1); with ``k`` at least the
-        number of choices every row scores 1.0.
+        How many of the best choices count (an integer >= 1).
 
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
+        ``Float64``, null as for :func:`acc`: 1.0 where a gold choice is among the ``k``
+        best, else 0.0.
 
     Notes
     -----
-    Choices are ranked by log-probability, ties to the first index (as
-    ``numpy.argmax``), so ``recall@1`` equals :func:`acc` and recall never falls as ``k``
-    grows; impossible log-probabilities raise, as for :func:`acc`. Divergence: for
-    ``k > 1`` lighteval reverses an ascending ``argsort``, which puts the *last* of tied
-    choices first: for ``[0.0, 0.0, 0.0]``, gold 0 and ``k = 2`` it takes choices 2 and 1
-    and scores 0.0 (while its ``recall@1`` is 1.0); here choices 0 and 1 are taken and the
-    score is 1.0. Without ties both agree.
+    Recall never falls as ``k`` grows. Without ties lighteval agrees.
 
     Examples
     --------
@@ -1135,6 +1254,20 @@ def recall_at_k(choice_logprobs: IntoExpr, gold_index: IntoExpr, *, k: int) -> p
 # --- TruthfulQA --------------------------------------------------------------------------
 
 
+@register(
+    "mc1",
+    roles=(("choice_logprobs", "len_mc1"), ("choice_logprobs",)),
+    reference=Reference(*LIGHTEVAL, "lighteval.metrics.harness_compatibility.truthful_qa."
+                        "TruthfulqaMCMetrics (truthfulqa_mc1)"),
+    description="TruthfulQA MC1: the first choice (the correct one) is the most likely of the "
+    "first len_mc1.",
+    edge_rules=(
+        "without len_mc1 every choice is an MC1 target (lm-eval truthfulqa_mc1: gold 0)",
+        "len_mc1 < 1 or > the number of choices raises EvalframeError",
+        *_EDGE_ARGMAX, *_EDGE_ERRORS,
+    ),
+    divergences=(_VALUE_DIVERGENCE,),
+)
 def mc1(choice_logprobs: IntoExpr, len_mc1: IntoExpr | None = None) -> pl.Expr:
     """TruthfulQA MC1: whether the first choice, the correct one, is the most likely.
 
@@ -1155,12 +1288,8 @@ def mc1(choice_logprobs: IntoExpr, len_mc1: IntoExpr | None = None) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 or 0.0; null where an input (or an entry of a list) is null.
-
-    Notes
-    -----
-    ``numpy.argmax`` rules (ties to the first index, so a tie with the first choice
-    counts as correct); impossible log-probabilities raise, as for :func:`acc`.
+        ``Float64``, null as for :func:`acc`: 1.0 where the first choice is the most
+        likely MC1 target, else 0.0.
 
     Examples
     --------
@@ -1185,6 +1314,30 @@ def mc1(choice_logprobs: IntoExpr, len_mc1: IntoExpr | None = None) -> pl.Expr:
                    choice_logprobs, None, len_mc1=len_mc1)
 
 
+@register(
+    "mc2",
+    roles=((*_ROLES, "len_mc1"), _ROLES),
+    reference=Reference(*LIGHTEVAL, "lighteval.metrics.harness_compatibility.truthful_qa."
+                        "TruthfulqaMCMetrics (truthfulqa_mc2)"),
+    description="TruthfulQA MC2: softmax mass of the true answers among the MC2 targets "
+    "(choices from len_mc1 on).",
+    edge_rules=(
+        "true answers are the gold indices >= len_mc1 (lm-eval process_results_mc2: "
+        "labels == 1); none gives 0.0; without len_mc1 all choices are MC2 targets",
+        "len_mc1 < 0 or >= the number of choices raises EvalframeError",
+        "softmax shifted by the maximum; NaN where every MC2 log-probability is -inf (as "
+        "lm-eval; aggregate and compare refuse it)", *_EDGE_ERRORS,
+    ),
+    divergences=(
+        "lighteval counts as true only the consecutive run of golds from the second one: "
+        "golds [0, 5, 6, 8], len_mc1=5 treat choice 8 as false; a gold inside the MC1 block "
+        "gives a negative split (lighteval's fixture 'Multiple Gold Indices': 0.0, here 1.0); "
+        "one gold raises IndexError. evalframe takes every MC2 gold, as lm-eval does",
+        "lm-eval and lighteval compute exp(ll) unshifted: NaN when every log-probability is "
+        "below about -745",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def mc2(
     choice_logprobs: IntoExpr, gold_index: IntoExpr, len_mc1: IntoExpr | None = None
 ) -> pl.Expr:
@@ -1211,20 +1364,8 @@ def mc2(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1]; 0.0 when no MC2 target is true; NaN where every MC2
-        target's log-probability is ``-inf`` (no probability mass, as lm-eval gives);
-        null where an input (or an entry of a list) is null. Impossible log-probabilities
-        raise, as for :func:`acc`.
-
-    Notes
-    -----
-    Divergence: lighteval takes as true only the run of consecutive gold indices that
-    starts at the second one (``last_harness_gold``; its own comment calls it broken),
-    so golds ``[0, 5, 6, 8]`` with ``len_mc1 = 5`` count choice 8 as false, a gold
-    inside the MC1 block shifts the split to a negative slice, and a single gold raises
-    ``IndexError``. Here every gold index of the MC2 block is true, which is lm-eval's
-    ``labels == 1``. The softmax is shifted by its maximum: lm-eval's ``exp(ll) /
-    sum(exp(ll))`` is NaN when every log-probability is below about -745.
+        ``Float64`` in [0, 1] (or NaN); null where an input (or an entry of a list) is
+        null.
 
     Examples
     --------
@@ -1251,245 +1392,3 @@ def mc2(
     """
     return _metric("mc2", _Plan("mc2", split=len_mc1 is not None), choice_logprobs,
                    gold_index, len_mc1=len_mc1)
-
-
-# --- the registry ------------------------------------------------------------------------
-
-_ROLES = ("choice_logprobs", "gold_index")
-_EDGE_ARGMAX = (
-    "argmax as numpy.argmax: ties go to the first index, -inf (probability 0) loses to "
-    "every finite value",
-)
-_EDGE_ERRORS = (
-    "an empty choice list, choice_* lists of unequal length in a row, an empty gold list "
-    "and a gold index < 0 or >= the number of choices raise EvalframeError naming the "
-    "count of rows and the first one (lm-eval scores them 0, lighteval 0 or crashes)",
-    "a log-probability that is NaN, +inf or above 1e-6 (a probability above 1) raises "
-    "EvalframeError, counted over the whole input; values in (0, 1e-6] are rounding, "
-    "scored as given; -inf is allowed",
-    "a null input, or a null inside a list, gives a null score",
-)
-_EDGE_DIVIDE = (
-    "the float64 division of the reference: exact ratios that round alike tie; an empty "
-    "choice (length 0) gives logprob / 0 (-inf, or NaN for 0/0, which wins) as in numpy",
-)
-_VALUE_DIVERGENCE = (
-    "lm-eval and lighteval score any float: a NaN or +inf log-probability wins "
-    "numpy.argmax (acc of [-1, nan] with gold 1 is 1.0), a positive one is a probability "
-    "above 1; evalframe raises EvalframeError"
-)
-
-
-def _lighteval(function: str) -> Reference:
-    return Reference(*LIGHTEVAL, f"lighteval.metrics.metrics_sample.{function}")
-
-
-register(
-    "acc",
-    roles=_ROLES,
-    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc"),
-    description="Argmax of the choice log-probabilities is a gold index (= lighteval "
-    "LoglikelihoodAcc).",
-    edge_rules=(*_EDGE_ARGMAX, *_EDGE_ERRORS),
-    divergences=(_VALUE_DIVERGENCE,),
-    function=acc,
-)
-register(
-    "acc_norm",
-    roles=(*_ROLES, "choices"),
-    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_norm"),
-    description="Argmax of log-probability / len(choice) (code points) is a gold index.",
-    edge_rules=(
-        "len is Python's len of the choice as given (code points; lm-eval's choices have "
-        "no target delimiter); count_delimiter=True adds the leading space lighteval's "
-        "choices carry (its LogProbCharNorm), ignore_first_space=True drops a leading space "
-        "(LogProbCharNorm(ignore_first_space=True))",
-        *_EDGE_DIVIDE, *_EDGE_ARGMAX, *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lighteval raises ZeroDivisionError for an empty choice (IndexError with "
-        "ignore_first_space); evalframe divides as numpy does, as lm-eval",
-        _VALUE_DIVERGENCE,
-    ),
-    function=acc_norm,
-)
-register(
-    "acc_bytes",
-    roles=(*_ROLES, "choices"),
-    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_bytes"),
-    description="Argmax of log-probability / UTF-8 byte length of the choice is a gold index.",
-    edge_rules=(*_EDGE_DIVIDE, *_EDGE_ARGMAX, *_EDGE_ERRORS),
-    divergences=(_VALUE_DIVERGENCE,),
-    function=acc_bytes,
-)
-register(
-    "acc_token",
-    roles=(*_ROLES, "choice_token_counts"),
-    reference=_lighteval("LoglikelihoodAcc(LogProbTokenNorm())"),
-    description="Argmax of log-probability / token count of the choice is a gold index.",
-    edge_rules=("the float64 division of the reference: exact ratios that round alike tie",
-                "a token count below 1 raises EvalframeError (lighteval: ZeroDivisionError "
-                "for 0)", *_EDGE_ARGMAX, *_EDGE_ERRORS),
-    divergences=(_VALUE_DIVERGENCE,),
-    function=acc_token,
-)
-register(
-    "acc_pmi",
-    roles=(*_ROLES, "unconditioned_logprobs"),
-    reference=Reference(*LM_EVAL, f"{_PROCESS_RESULTS}: acc_mutual_info"),
-    description="Argmax of log-probability - unconditioned log-probability (PMI) is a gold "
-    "index (= lighteval LogProbPMINorm).",
-    edge_rules=(
-        "unconditioned log-probabilities must be finite and <= 0 (up to 1e-6 of rounding): "
-        "PMI subtracts them, and -inf would give +inf (or NaN against -inf, which wins "
-        "numpy.argmax); NaN, +inf, -inf or positive ones raise EvalframeError",
-        *_EDGE_ARGMAX, *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lm-eval's acc_mutual_info compares np.argmax(...) == gold even for a list of "
-        "golds: with two or more, `1.0 if array else 0.0` raises ValueError (a one-element "
-        "list works); evalframe counts any gold, as acc does",
-        _VALUE_DIVERGENCE,
-    ),
-    function=acc_pmi,
-)
-register(
-    "prob",
-    roles=((*_ROLES, "choice_token_counts"), _ROLES),
-    reference=_lighteval("Probability"),
-    description="Probability exp(log-probability) of the most likely gold choice, unnormalised",
-    edge_rules=(
-        "normalization='token' divides by the token count first (lighteval prob_norm_token); "
-        "a token count below 1 raises EvalframeError",
-        "at most exp(1e-6) for a log-probability within the rounding tolerance", *_EDGE_ERRORS,
-    ),
-    divergences=(_VALUE_DIVERGENCE,),
-    function=prob,
-)
-register(
-    "prob_norm",
-    roles=tuple(
-        (*_ROLES, *optional)
-        for size in (3, 2, 1, 0)
-        for optional in itertools.combinations(
-            ("choices", "choice_token_counts", "unconditioned_logprobs"), size
-        )
-    ),
-    reference=_lighteval("NormalizedMultiChoiceProbability"),
-    description="Softmax over the choices (optionally of normalised log-probabilities): mass "
-    "of the most likely gold.",
-    edge_rules=(
-        "normalization: None, char (as acc_norm, with count_delimiter and "
-        "ignore_first_space), token or pmi; the column it needs must be present",
-        "softmax shifted by the row maximum; 0.0 where all scores are -inf (as lighteval); "
-        "NaN where a normalised score is NaN (char: an empty choice of log-probability 0)",
-        "token: a token count below 1 raises; pmi: unconditioned log-probabilities must be "
-        "finite (as acc_pmi)", *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lighteval computes exp(s) unshifted: every score below about -745 underflows and it "
-        "returns 0.0 (e.g. [-1000, -1001], gold 0: lighteval 0.0, evalframe 0.731059); "
-        "scores below -708 lose digits",
-        _VALUE_DIVERGENCE,
-    ),
-    function=prob_norm,
-)
-register(
-    "brier_score",
-    roles=_ROLES,
-    reference=Reference(*LM_EVAL, "lm_eval.api.metrics.brier_score (per row: "
-                        f"{_PROCESS_RESULTS}: brier_score)"),
-    description="Sum of squared differences between the softmax over the choices and the "
-    "one-hot gold.",
-    higher_is_better=False,
-    bounds=(0.0, 2.0),
-    edge_rules=(
-        "softmax as lm_eval.utils.softmax (exp(x - max) / sum): NaN where every "
-        "log-probability is -inf (no probability mass; aggregate and compare refuse it)",
-        "exactly one gold index per row; several raise EvalframeError", *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lm-eval's aggregation stacks the rows (np.array(predictions).shape) and crashes "
-        "when rows have different numbers of choices; evalframe scores each row",
-        "lm-eval builds a wrongly shaped one-hot for a list of several golds; evalframe "
-        "raises",
-        _VALUE_DIVERGENCE,
-    ),
-    function=brier_score,
-)
-register(
-    "mrr",
-    roles=((*_ROLES, "choices"), _ROLES),
-    reference=_lighteval("MRR"),
-    description="Reciprocal rank of the best-ranked gold choice by log-probability.",
-    edge_rules=(
-        "rank = number of choices with a strictly higher score: ties share the best rank",
-        "length_normalization=True divides by len(choice) (code points, as given)",
-        "a NaN score (length_normalization: an empty choice of log-probability 0, 0/0) ranks "
-        "above every number and ties with NaN", *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lighteval sorts with Python's sorted, whose order with NaN depends on the input "
-        "order; evalframe ranks NaN first",
-        _VALUE_DIVERGENCE,
-    ),
-    function=mrr,
-)
-register(
-    "recall@{k}",
-    roles=_ROLES,
-    parameters={"k": positive_int},
-    reference=_lighteval("Recall"),
-    description="A gold choice is among the k choices of highest log-probability.",
-    edge_rules=(
-        "ranked by log-probability, ties to the first index: recall@1 = acc",
-        "k < 1 raises when the metric is built; k >= the number of choices gives 1.0",
-        *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "for k > 1 lighteval takes argsort()[::-1][:k], the last of tied choices first: "
-        "[0, 0, 0], gold 0, k=2 gives 0.0 in lighteval (whose recall@1 is 1.0), 1.0 here",
-        _VALUE_DIVERGENCE,
-    ),
-    function=recall_at_k,
-)
-register(
-    "mc1",
-    roles=(("choice_logprobs", "len_mc1"), ("choice_logprobs",)),
-    reference=Reference(*LIGHTEVAL, "lighteval.metrics.harness_compatibility.truthful_qa."
-                        "TruthfulqaMCMetrics (truthfulqa_mc1)"),
-    description="TruthfulQA MC1: the first choice (the correct one) is the most likely of the "
-    "first len_mc1.",
-    edge_rules=(
-        "without len_mc1 every choice is an MC1 target (lm-eval truthfulqa_mc1: gold 0)",
-        "len_mc1 < 1 or > the number of choices raises EvalframeError",
-        *_EDGE_ARGMAX, *_EDGE_ERRORS,
-    ),
-    divergences=(_VALUE_DIVERGENCE,),
-    function=mc1,
-)
-register(
-    "mc2",
-    roles=((*_ROLES, "len_mc1"), _ROLES),
-    reference=Reference(*LIGHTEVAL, "lighteval.metrics.harness_compatibility.truthful_qa."
-                        "TruthfulqaMCMetrics (truthfulqa_mc2)"),
-    description="TruthfulQA MC2: softmax mass of the true answers among the MC2 targets "
-    "(choices from len_mc1 on).",
-    edge_rules=(
-        "true answers are the gold indices >= len_mc1 (lm-eval process_results_mc2: "
-        "labels == 1); none gives 0.0; without len_mc1 all choices are MC2 targets",
-        "len_mc1 < 0 or >= the number of choices raises EvalframeError",
-        "softmax shifted by the maximum; NaN where every MC2 log-probability is -inf (as "
-        "lm-eval; aggregate and compare refuse it)", *_EDGE_ERRORS,
-    ),
-    divergences=(
-        "lighteval counts as true only the consecutive run of golds from the second one: "
-        "golds [0, 5, 6, 8], len_mc1=5 treat choice 8 as false; a gold inside the MC1 block "
-        "gives a negative split (lighteval's fixture 'Multiple Gold Indices': 0.0, here 1.0); "
-        "one gold raises IndexError. evalframe takes every MC2 gold, as lm-eval does",
-        "lm-eval and lighteval compute exp(ll) unshifted: NaN when every log-probability is "
-        "below about -745",
-        _VALUE_DIVERGENCE,
-    ),
-    function=mc2,
-)

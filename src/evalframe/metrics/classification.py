@@ -12,15 +12,12 @@
   reproduces ``sklearn.metrics.f1_score``, ``precision_score``, ``recall_score`` and
   ``matthews_corrcoef`` (scikit-learn 1.9.1) operation for operation. Pairs are stored
   rather than label indices, so the statistics of two partitions concatenated reduce to
-  the score of the whole, and a pair counted 0 times in a table (a bootstrap replicate
-  that did not draw it) is exactly as if it were absent.
+  the score of the whole.
 
 lm-evaluation-harness's ``f1`` and ``mcc`` for multiple-choice tasks (GLUE MRPC, QQP,
 CoLA) aggregate ``(gold, prediction)`` index pairs with ``sklearn.metrics.f1_score``
 (default options: ``average="binary"``, ``pos_label=1``) and ``matthews_corrcoef``: they
 are :func:`f1` (with its defaults) and :func:`mcc` over integer labels.
-
-A null prediction or gold gives a null statistics row, which no table counts.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -141,323 +138,6 @@ def label_pairs(metric: str, prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         return pl.when(scoreable).then(pl.struct(pred.alias("prediction"), true.alias("gold")))
 
     return _labels(metric, prediction, gold, build)
-
-
-def accuracy(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """Accuracy: 1.0 where the predicted label equals the gold label, else 0.0.
-
-    The mean over rows is scikit-learn 1.9.1's ``sklearn.metrics.accuracy_score`` (with
-    ``normalize=True`` and no sample weights).
-
-    Parameters
-    ----------
-    prediction, gold
-        Label columns (names or expressions): both ``str`` or both ``int`` (any width).
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64``, 1.0 or 0.0 per row; null where the prediction or the gold is null.
-
-    Raises
-    ------
-    EvalframeError
-        When the plan is resolved, if one side is text and the other integers, or a side
-        is neither (scikit-learn: "Mix of label input types").
-
-    Notes
-    -----
-    Labels compare exactly: no normalisation, case or whitespace is significant, and an
-    empty string is a label like any other.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": [1, 0, 2, None], "gold": [1, 1, 2, 0]})
-    >>> df.with_columns(accuracy("pred", "gold").alias("accuracy"))
-    shape: (4, 3)
-    ┌──────┬──────┬──────────┐
-    │ pred ┆ gold ┆ accuracy │
-    │ ---  ┆ ---  ┆ ---      │
-    │ i64  ┆ i64  ┆ f64      │
-    ╞══════╪══════╪══════════╡
-    │ 1    ┆ 1    ┆ 1.0      │
-    │ 0    ┆ 1    ┆ 0.0      │
-    │ 2    ┆ 2    ┆ 1.0      │
-    │ null ┆ 0    ┆ null     │
-    └──────┴──────┴──────────┘
-    """
-    return _labels("accuracy", prediction, gold, lambda pred, true: (pred == true).cast(pl.Float64))
-
-
-def f1(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    average: Average = "binary",
-    pos_label: str | int = 1,
-    zero_division: ZeroDivision = "warn",
-) -> pl.Expr:
-    """F1 over labels, as scikit-learn 1.9.1's ``sklearn.metrics.f1_score``.
-
-    The per-row statistics are the label pair; the score of a table of pairs is
-    ``2 tp / (2 tp + fp + fn)`` per label (computed as scikit-learn does,
-    ``2 tp / (true + predicted)``), averaged by ``average`` over the labels present (the
-    sorted union of both sides). See :func:`f1_table` for the formula.
-
-    Parameters
-    ----------
-    prediction, gold
-        Label columns (names or expressions): both ``str`` or both ``int``.
-    average
-        ``"binary"`` (scikit-learn's default: the score of ``pos_label``; the data must have
-        at most two labels), ``"micro"`` (from the total true positives, which for one
-        label per row is the accuracy), ``"macro"`` (unweighted mean over labels) or
-        ``"weighted"`` (mean weighted by each label's number of golds).
-    pos_label
-        The positive label for ``average="binary"`` (a string for string labels); ignored
-        otherwise.
-    zero_division
-        The score where a denominator is zero: ``"warn"`` (0.0; scikit-learn also warns),
-        0.0, 1.0, or NaN (left out of the average; NaN if nothing is left).
-
-    Returns
-    -------
-    pl.Expr
-        Per row, the struct ``{prediction, gold}`` (``String`` or ``Int64`` fields); null
-        where the prediction or the gold is null, and such rows are not counted.
-
-    Raises
-    ------
-    EvalframeError
-        An ``average``, ``pos_label`` or ``zero_division`` that is not valid (when the
-        expression is built); a mix of string and integer labels (when the plan is
-        resolved); with ``average="binary"``, when reduced: more than two labels, or two
-        labels neither of which is ``pos_label`` (scikit-learn raises the same).
-
-    Notes
-    -----
-    Edge rules, all scikit-learn's: with ``average="binary"`` and a single label in the
-    data that is not ``pos_label``, every count is 0 and the score is ``zero_division``
-    (0.0 by default); in that one-label case ``pos_label`` matches as text
-    (``pos_label=1`` matches the label ``"1"``, as numpy's promotion makes it in
-    scikit-learn). One class only, predicted right everywhere, has F1 1.0 for the other
-    averages. An empty table (no scoreable row) gives NaN; scikit-learn raises on empty
-    input.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from evalframe.metrics.classification import f1_table, label_counts
-    >>> df = pl.DataFrame({"pred": ["pos", "pos", "neg", None],
-    ...                    "gold": ["pos", "neg", "neg", "pos"]})
-    >>> scored = df.with_columns(f1("pred", "gold", pos_label="pos").alias("f1"))
-    >>> scored
-    shape: (4, 3)
-    ┌──────┬──────┬───────────────┐
-    │ pred ┆ gold ┆ f1            │
-    │ ---  ┆ ---  ┆ ---           │
-    │ str  ┆ str  ┆ struct[2]     │
-    ╞══════╪══════╪═══════════════╡
-    │ pos  ┆ pos  ┆ {"pos","pos"} │
-    │ pos  ┆ neg  ┆ {"pos","neg"} │
-    │ neg  ┆ neg  ┆ {"neg","neg"} │
-    │ null ┆ pos  ┆ null          │
-    └──────┴──────┴───────────────┘
-
-    ``pos``: 1 true positive, 2 predicted, 1 gold: F1 = 2·1 / (1 + 2) = 2/3.
-
-    >>> f1_table(pos_label="pos").formula(*label_counts(scored["f1"]))
-    array([0.66666667])
-    """
-    check_options("f1", average, pos_label, zero_division)
-    return label_pairs("f1", prediction, gold)
-
-
-def precision(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    average: Average = "binary",
-    pos_label: str | int = 1,
-    zero_division: ZeroDivision = "warn",
-) -> pl.Expr:
-    """Precision over labels, as scikit-learn 1.9.1's ``sklearn.metrics.precision_score``.
-
-    Per label ``tp / predicted``; ``zero_division`` where a label is never predicted (a
-    label only in the gold). Options, statistics, nulls and errors as :func:`f1`.
-
-    Parameters
-    ----------
-    prediction, gold
-        Label columns (names or expressions): both ``str`` or both ``int``.
-    average, pos_label, zero_division
-        As :func:`f1`.
-
-    Returns
-    -------
-    pl.Expr
-        Per row, the struct ``{prediction, gold}``; null where either input is null.
-
-    Raises
-    ------
-    EvalframeError
-        As :func:`f1`.
-
-    Notes
-    -----
-    With ``zero_division=nan`` and ``average="weighted"``, the labels left are weighted by
-    their golds; if their weights sum to 0 (only labels never in the gold are left) the
-    mean is unweighted, as in scikit-learn.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from evalframe.metrics.classification import label_counts, precision_table
-    >>> df = pl.DataFrame({"pred": ["a", "a", "a", None], "gold": ["a", "b", "c", "a"]})
-    >>> scored = df.with_columns(precision("pred", "gold", average="macro").alias("p"))
-    >>> scored
-    shape: (4, 3)
-    ┌──────┬──────┬───────────┐
-    │ pred ┆ gold ┆ p         │
-    │ ---  ┆ ---  ┆ ---       │
-    │ str  ┆ str  ┆ struct[2] │
-    ╞══════╪══════╪═══════════╡
-    │ a    ┆ a    ┆ {"a","a"} │
-    │ a    ┆ b    ┆ {"a","b"} │
-    │ a    ┆ c    ┆ {"a","c"} │
-    │ null ┆ a    ┆ null      │
-    └──────┴──────┴───────────┘
-
-    ``a``: 1/3; ``b`` and ``c`` are never predicted: 0.0 (``"warn"``) or left out (NaN).
-
-    >>> cells, counts = label_counts(scored["p"])
-    >>> precision_table(average="macro").formula(cells, counts)  # (1/3 + 0 + 0) / 3
-    array([0.11111111])
-    >>> precision_table(average="macro", zero_division=float("nan")).formula(cells, counts)
-    array([0.33333333])
-    """
-    check_options("precision", average, pos_label, zero_division)
-    return label_pairs("precision", prediction, gold)
-
-
-def recall(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    average: Average = "binary",
-    pos_label: str | int = 1,
-    zero_division: ZeroDivision = "warn",
-) -> pl.Expr:
-    """Recall over labels, as scikit-learn 1.9.1's ``sklearn.metrics.recall_score``.
-
-    Per label ``tp / gold``; ``zero_division`` where a label never is the gold (a label
-    only predicted). Options, statistics, nulls and errors as :func:`f1`.
-
-    Parameters
-    ----------
-    prediction, gold
-        Label columns (names or expressions): both ``str`` or both ``int``.
-    average, pos_label, zero_division
-        As :func:`f1`.
-
-    Returns
-    -------
-    pl.Expr
-        Per row, the struct ``{prediction, gold}``; null where either input is null.
-
-    Raises
-    ------
-    EvalframeError
-        As :func:`f1`.
-
-    Notes
-    -----
-    ``average="micro"`` and ``"weighted"`` recall both equal the accuracy for one label
-    per row.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from evalframe.metrics.classification import label_counts, recall_table
-    >>> df = pl.DataFrame({"pred": [1, 0, 0, 1], "gold": [1, 1, 0, None]})
-    >>> scored = df.with_columns(recall("pred", "gold").alias("r"))
-    >>> scored
-    shape: (4, 3)
-    ┌──────┬──────┬───────────┐
-    │ pred ┆ gold ┆ r         │
-    │ ---  ┆ ---  ┆ ---       │
-    │ i64  ┆ i64  ┆ struct[2] │
-    ╞══════╪══════╪═══════════╡
-    │ 1    ┆ 1    ┆ {1,1}     │
-    │ 0    ┆ 1    ┆ {0,1}     │
-    │ 0    ┆ 0    ┆ {0,0}     │
-    │ 1    ┆ null ┆ null      │
-    └──────┴──────┴───────────┘
-
-    Label 1 is the gold twice and found once: 1/2.
-
-    >>> recall_table().formula(*label_counts(scored["r"]))
-    array([0.5])
-    """
-    check_options("recall", average, pos_label, zero_division)
-    return label_pairs("recall", prediction, gold)
-
-
-def mcc(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """Matthews correlation coefficient, as scikit-learn 1.9.1's ``matthews_corrcoef``.
-
-    The multiclass form (Gorodkin's R_K) over the confusion matrix of the labels present:
-    ``(c·s - t·p) / sqrt((s² - p·p)(s² - t·t))`` with ``c`` the correct count, ``s`` the
-    total, ``t`` and ``p`` the per-label gold and predicted counts. See :func:`mcc_table`.
-
-    Parameters
-    ----------
-    prediction, gold
-        Label columns (names or expressions): both ``str`` or both ``int``.
-
-    Returns
-    -------
-    pl.Expr
-        Per row, the struct ``{prediction, gold}``; null where either input is null.
-
-    Raises
-    ------
-    EvalframeError
-        A mix of string and integer labels (when the plan is resolved).
-
-    Notes
-    -----
-    0.0 where the coefficient is undefined (a denominator of 0: one label only on either
-    side), as scikit-learn. An empty table gives NaN (scikit-learn raises).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from evalframe.metrics.classification import label_counts, mcc_table
-    >>> df = pl.DataFrame({"pred": [1, -1, 1, 1, None], "gold": [1, 1, 1, -1, 1]})
-    >>> scored = df.with_columns(mcc("pred", "gold").alias("mcc"))
-    >>> scored
-    shape: (5, 3)
-    ┌──────┬──────┬───────────┐
-    │ pred ┆ gold ┆ mcc       │
-    │ ---  ┆ ---  ┆ ---       │
-    │ i64  ┆ i64  ┆ struct[2] │
-    ╞══════╪══════╪═══════════╡
-    │ 1    ┆ 1    ┆ {1,1}     │
-    │ -1   ┆ 1    ┆ {-1,1}    │
-    │ 1    ┆ 1    ┆ {1,1}     │
-    │ 1    ┆ -1   ┆ {1,-1}    │
-    │ null ┆ 1    ┆ null      │
-    └──────┴──────┴───────────┘
-
-    scikit-learn's own example: ``c = 2, s = 4, t = (1, 3), p = (1, 3)``:
-    ``(8 - 10) / sqrt((16 - 10)(16 - 10)) = -1/3``.
-
-    >>> mcc_table().formula(*label_counts(scored["mcc"]))
-    array([-0.33333333])
-    """
-    return label_pairs("mcc", prediction, gold)
 
 
 # --- options -------------------------------------------------------------------------------
@@ -754,7 +434,7 @@ def mcc_table() -> Table:
     return Table("matthews_corrcoef", _mcc_formula)
 
 
-# --- registration --------------------------------------------------------------------------
+# --- the metrics -------------------------------------------------------------------------
 
 _NULLS = (
     "a null prediction or gold gives a null statistics row, which is not counted; an empty "
@@ -784,8 +464,129 @@ _DIVERGENCES = (
 )
 
 
-def _register_prf(which: str, function: Callable[..., pl.Expr], table, formula: str) -> None:
-    register(
+@register(
+    "accuracy",
+    roles=("prediction", "gold"),
+    dtypes=DTYPES,
+    reference=Reference("scikit-learn", _SKLEARN, "sklearn.metrics.accuracy_score"),
+    description="Label accuracy: 1.0 where the predicted label equals the gold label, else 0.0",
+    edge_rules=(
+        "labels compare exactly (no normalisation); the empty string is a label",
+        "a null prediction or gold gives a null score",
+        _TYPES,
+    ),
+)
+def accuracy(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """Accuracy: 1.0 where the predicted label equals the gold label, else 0.0.
+
+    The mean over rows is scikit-learn 1.9.1's ``sklearn.metrics.accuracy_score`` (with
+    ``normalize=True`` and no sample weights).
+
+    Parameters
+    ----------
+    prediction, gold
+        Label columns (names or expressions): both ``str`` or both ``int`` (any width).
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64``, 1.0 or 0.0 per row; null where the prediction or the gold is null.
+
+    Raises
+    ------
+    EvalframeError
+        When the plan is resolved, if one side is text and the other integers, or a side
+        is neither (scikit-learn: "Mix of label input types").
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"pred": [1, 0, 2, None], "gold": [1, 1, 2, 0]})
+    >>> df.with_columns(accuracy("pred", "gold").alias("accuracy"))
+    shape: (4, 3)
+    ┌──────┬──────┬──────────┐
+    │ pred ┆ gold ┆ accuracy │
+    │ ---  ┆ ---  ┆ ---      │
+    │ i64  ┆ i64  ┆ f64      │
+    ╞══════╪══════╪══════════╡
+    │ 1    ┆ 1    ┆ 1.0      │
+    │ 0    ┆ 1    ┆ 0.0      │
+    │ 2    ┆ 2    ┆ 1.0      │
+    │ null ┆ 0    ┆ null     │
+    └──────┴──────┴──────────┘
+    """
+    return _labels("accuracy", prediction, gold, lambda pred, true: (pred == true).cast(pl.Float64))
+
+
+#: What f1, precision and recall say between their summary and their example.
+_LABEL_METRIC_DOC = """
+    Parameters
+    ----------
+    prediction, gold
+        Label columns (names or expressions): both ``str`` or both ``int``.
+    average
+        ``"binary"`` (scikit-learn's default: the score of ``pos_label``; the data must have
+        at most two labels), ``"micro"`` (from the total true positives, which for one
+        label per row is the accuracy), ``"macro"`` (unweighted mean over labels) or
+        ``"weighted"`` (mean weighted by each label's number of golds).
+    pos_label
+        The positive label for ``average="binary"`` (a string for string labels); ignored
+        otherwise.
+    zero_division
+        The score where a denominator is zero: ``"warn"`` (0.0; scikit-learn also warns),
+        0.0, 1.0, or NaN (left out of the average; NaN if nothing is left).
+
+    Returns
+    -------
+    pl.Expr
+        Per row, the struct ``{prediction, gold}`` (``String`` or ``Int64`` fields); null
+        where the prediction or the gold is null, and such rows are not counted.
+
+    Raises
+    ------
+    EvalframeError
+        An ``average``, ``pos_label`` or ``zero_division`` that is not valid (when the
+        expression is built); a mix of string and integer labels (when the plan is
+        resolved); with ``average="binary"``, when reduced: more than two labels, or two
+        labels neither of which is ``pos_label`` (scikit-learn raises the same).
+"""
+
+
+def _label_metric(
+    which: str,
+    table: Callable[..., Table],
+    formula: str,
+    summary: str,
+    example: str,
+    notes: str,
+) -> Callable[..., pl.Expr]:
+    """scikit-learn's ``<which>_score`` as a registered corpus metric over label pairs.
+
+    The function is named ``which`` (its ``__name__``, ``__qualname__`` and code name),
+    takes ``(prediction, gold, *, average, pos_label, zero_division)`` and returns the
+    label pairs; ``table`` (:func:`f1_table`...) is its reduction. Its docstring is
+    ``summary``, the shared parameters, ``notes`` and ``example`` (the doctest lines after
+    ``>>> import polars as pl``).
+    """
+
+    def metric(
+        prediction: IntoExpr,
+        gold: IntoExpr,
+        *,
+        average: Average = "binary",
+        pos_label: str | int = 1,
+        zero_division: ZeroDivision = "warn",
+    ) -> pl.Expr:
+        check_options(which, average, pos_label, zero_division)
+        return label_pairs(which, prediction, gold)
+
+    metric.__name__ = metric.__qualname__ = which
+    metric.__code__ = metric.__code__.replace(co_name=which, co_qualname=which)
+    metric.__doc__ = (
+        f"{summary.rstrip()}\n{_LABEL_METRIC_DOC}\n    Notes\n    -----\n{notes.rstrip()}\n\n"
+        f"    Examples\n    --------\n    >>> import polars as pl\n{example}"
+    )
+    return register(
         which,
         roles=("prediction", "gold"),
         dtypes=DTYPES,
@@ -797,27 +598,129 @@ def _register_prf(which: str, function: Callable[..., pl.Expr], table, formula: 
         f"{formula}, averaged as asked",
         edge_rules=(_OPTIONS, _LABEL_SET, _BINARY, _NULLS, _TYPES),
         divergences=_DIVERGENCES,
-        function=function,
-    )
+    )(metric)
 
 
-register(
-    "accuracy",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    reference=Reference("scikit-learn", _SKLEARN, "sklearn.metrics.accuracy_score"),
-    description="Label accuracy: 1.0 where the predicted label equals the gold label, else 0.0",
-    edge_rules=(
-        "labels compare exactly (no normalisation); the empty string is a label",
-        "a null prediction or gold gives a null score",
-        _TYPES,
-    ),
-    function=accuracy,
+f1 = _label_metric(
+    "f1",
+    f1_table,
+    "2 tp / (2 tp + fp + fn) per label",
+    """F1 over labels, as scikit-learn 1.9.1's ``sklearn.metrics.f1_score``.
+
+    The per-row statistics are the label pair; the score of a table of pairs is
+    ``2 tp / (2 tp + fp + fn)`` per label (computed as scikit-learn does,
+    ``2 tp / (true + predicted)``), averaged by ``average`` over the labels present (the
+    sorted union of both sides). See :func:`f1_table` for the formula.
+    """,
+    """\
+    >>> from evalframe.metrics.classification import f1_table, label_counts
+    >>> df = pl.DataFrame({"pred": ["pos", "pos", "neg", None],
+    ...                    "gold": ["pos", "neg", "neg", "pos"]})
+    >>> scored = df.with_columns(f1("pred", "gold", pos_label="pos").alias("f1"))
+    >>> scored
+    shape: (4, 3)
+    ┌──────┬──────┬───────────────┐
+    │ pred ┆ gold ┆ f1            │
+    │ ---  ┆ ---  ┆ ---           │
+    │ str  ┆ str  ┆ struct[2]     │
+    ╞══════╪══════╪═══════════════╡
+    │ pos  ┆ pos  ┆ {"pos","pos"} │
+    │ pos  ┆ neg  ┆ {"pos","neg"} │
+    │ neg  ┆ neg  ┆ {"neg","neg"} │
+    │ null ┆ pos  ┆ null          │
+    └──────┴──────┴───────────────┘
+
+    ``pos``: 1 true positive, 2 predicted, 1 gold: F1 = 2·1 / (1 + 2) = 2/3.
+
+    >>> f1_table(pos_label="pos").formula(*label_counts(scored["f1"]))
+    array([0.66666667])
+    """,
+    notes="""\
+    One class only, predicted right everywhere, has F1 1.0 for the averages other than
+    ``"binary"``.
+    """,
 )
-_register_prf("f1", f1, f1_table, "2 tp / (2 tp + fp + fn) per label")
-_register_prf("precision", precision, precision_table, "tp / (tp + fp) per label")
-_register_prf("recall", recall, recall_table, "tp / (tp + fn) per label")
-register(
+
+precision = _label_metric(
+    "precision",
+    precision_table,
+    "tp / (tp + fp) per label",
+    """Precision over labels, as scikit-learn 1.9.1's ``sklearn.metrics.precision_score``.
+
+    Per label ``tp / predicted``; ``zero_division`` where a label is never predicted (a
+    label only in the gold).
+    """,
+    """\
+    >>> from evalframe.metrics.classification import label_counts, precision_table
+    >>> df = pl.DataFrame({"pred": ["a", "a", "a", None], "gold": ["a", "b", "c", "a"]})
+    >>> scored = df.with_columns(precision("pred", "gold", average="macro").alias("p"))
+    >>> scored
+    shape: (4, 3)
+    ┌──────┬──────┬───────────┐
+    │ pred ┆ gold ┆ p         │
+    │ ---  ┆ ---  ┆ ---       │
+    │ str  ┆ str  ┆ struct[2] │
+    ╞══════╪══════╪═══════════╡
+    │ a    ┆ a    ┆ {"a","a"} │
+    │ a    ┆ b    ┆ {"a","b"} │
+    │ a    ┆ c    ┆ {"a","c"} │
+    │ null ┆ a    ┆ null      │
+    └──────┴──────┴───────────┘
+
+    ``a``: 1/3; ``b`` and ``c`` are never predicted: 0.0 (``"warn"``) or left out (NaN).
+
+    >>> cells, counts = label_counts(scored["p"])
+    >>> precision_table(average="macro").formula(cells, counts)  # (1/3 + 0 + 0) / 3
+    array([0.11111111])
+    >>> precision_table(average="macro", zero_division=float("nan")).formula(cells, counts)
+    array([0.33333333])
+    """,
+    notes="""\
+    With ``zero_division=nan`` and ``average="weighted"``, the labels left are weighted by
+    their golds; if their weights sum to 0 (only labels never in the gold are left) the
+    mean is unweighted, as in scikit-learn.
+    """,
+)
+
+recall = _label_metric(
+    "recall",
+    recall_table,
+    "tp / (tp + fn) per label",
+    """Recall over labels, as scikit-learn 1.9.1's ``sklearn.metrics.recall_score``.
+
+    Per label ``tp / gold``; ``zero_division`` where a label never is the gold (a label
+    only predicted).
+    """,
+    """\
+    >>> from evalframe.metrics.classification import label_counts, recall_table
+    >>> df = pl.DataFrame({"pred": [1, 0, 0, 1], "gold": [1, 1, 0, None]})
+    >>> scored = df.with_columns(recall("pred", "gold").alias("r"))
+    >>> scored
+    shape: (4, 3)
+    ┌──────┬──────┬───────────┐
+    │ pred ┆ gold ┆ r         │
+    │ ---  ┆ ---  ┆ ---       │
+    │ i64  ┆ i64  ┆ struct[2] │
+    ╞══════╪══════╪═══════════╡
+    │ 1    ┆ 1    ┆ {1,1}     │
+    │ 0    ┆ 1    ┆ {0,1}     │
+    │ 0    ┆ 0    ┆ {0,0}     │
+    │ 1    ┆ null ┆ null      │
+    └──────┴──────┴───────────┘
+
+    Label 1 is the gold twice and found once: 1/2.
+
+    >>> recall_table().formula(*label_counts(scored["r"]))
+    array([0.5])
+    """,
+    notes="""\
+    ``average="micro"`` and ``"weighted"`` recall both equal the accuracy for one label
+    per row.
+    """,
+)
+
+
+@register(
     "mcc",
     roles=("prediction", "gold"),
     dtypes=DTYPES,
@@ -834,5 +737,53 @@ register(
         _TYPES,
     ),
     divergences=_DIVERGENCES[:1],
-    function=mcc,
 )
+def mcc(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+    """Matthews correlation coefficient, as scikit-learn 1.9.1's ``matthews_corrcoef``.
+
+    The multiclass form (Gorodkin's R_K) over the confusion matrix of the labels present:
+    ``(c·s - t·p) / sqrt((s² - p·p)(s² - t·t))`` with ``c`` the correct count, ``s`` the
+    total, ``t`` and ``p`` the per-label gold and predicted counts. See :func:`mcc_table`.
+
+    Parameters
+    ----------
+    prediction, gold
+        Label columns (names or expressions): both ``str`` or both ``int``.
+
+    Returns
+    -------
+    pl.Expr
+        Per row, the label pair, as :func:`f1`.
+
+    Raises
+    ------
+    EvalframeError
+        A mix of string and integer labels (when the plan is resolved).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from evalframe.metrics.classification import label_counts, mcc_table
+    >>> df = pl.DataFrame({"pred": [1, -1, 1, 1, None], "gold": [1, 1, 1, -1, 1]})
+    >>> scored = df.with_columns(mcc("pred", "gold").alias("mcc"))
+    >>> scored
+    shape: (5, 3)
+    ┌──────┬──────┬───────────┐
+    │ pred ┆ gold ┆ mcc       │
+    │ ---  ┆ ---  ┆ ---       │
+    │ i64  ┆ i64  ┆ struct[2] │
+    ╞══════╪══════╪═══════════╡
+    │ 1    ┆ 1    ┆ {1,1}     │
+    │ -1   ┆ 1    ┆ {-1,1}    │
+    │ 1    ┆ 1    ┆ {1,1}     │
+    │ 1    ┆ -1   ┆ {1,-1}    │
+    │ null ┆ 1    ┆ null      │
+    └──────┴──────┴───────────┘
+
+    scikit-learn's own example: ``c = 2, s = 4, t = (1, 3), p = (1, 3)``:
+    ``(8 - 10) / sqrt((16 - 10)(16 - 10)) = -1/3``.
+
+    >>> mcc_table().formula(*label_counts(scored["mcc"]))
+    array([-0.33333333])
+    """
+    return label_pairs("mcc", prediction, gold)

@@ -98,14 +98,23 @@ def _drop_score(prediction: IntoExpr, gold: IntoExpr, metric: str) -> pl.Expr:
     return score.cast(pl.Float64).alias(metric)
 
 
-@register(
+def _register(name: str, description: str, divergences: tuple[str, ...] = ()):
+    """Register a DROP metric: the harness's roles, reference and edge rules."""
+    return register(
+        name,
+        roles=("prediction", "gold"),
+        reference=_REFERENCE,
+        description=description,
+        edge_rules=_EDGE_RULES,
+        dtypes=_DTYPES,
+        divergences=divergences,
+    )
+
+
+@_register(
     "drop_em",
-    roles=("prediction", "gold"),
-    reference=_REFERENCE,
-    description="DROP exact match: normalised span sets (and counts) equal, max over answers",
-    edge_rules=_EDGE_RULES,
-    dtypes=_DTYPES,
-    divergences=_DIVERGENCES,
+    "DROP exact match: normalised span sets (and counts) equal, max over answers",
+    _DIVERGENCES,
 )
 def drop_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """DROP exact match, as lm-evaluation-harness's ``process_results`` scores ``em``.
@@ -131,14 +140,7 @@ def drop_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     -----
     Reference: lm-eval 0.4.13, ``lm_eval/tasks/drop/utils.py`` (``process_results``,
     ``get_metrics``, ``_answer_to_bags``, ``_normalize``). Normalisation is
-    :func:`evalframe.normalize.drop_normalize`. Alternatives whose first span is
-    blank are skipped; no alternative left scores 0.0. A gold alternative with no
-    spans raises :class:`evalframe.EvalframeError`.
-
-    Divergence from lighteval: its ``harness_compatibility/drop.py`` compares
-    ``len(gold) == len(gold)``, so ``["4", "4"]`` against ``"4"`` scores 1.0 there;
-    here (as in lm-evaluation-harness) it is 0.0, and so is ``["4"]`` against
-    ``[["4", "4"]]``.
+    :func:`evalframe.normalize.drop_normalize`.
 
     Examples
     --------
@@ -166,14 +168,8 @@ def drop_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     return _drop_score(prediction, gold, "drop_em")
 
 
-@register(
-    "drop_f1",
-    roles=("prediction", "gold"),
-    reference=_REFERENCE,
-    description="DROP F1: bag-of-words F1 of optimally aligned spans with number matching",
-    edge_rules=_EDGE_RULES,
-    dtypes=_DTYPES,
-    divergences=(),
+@_register(
+    "drop_f1", "DROP F1: bag-of-words F1 of optimally aligned spans with number matching"
 )
 def drop_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """DROP F1, as lm-evaluation-harness's ``process_results`` scores ``f1``.
@@ -188,16 +184,14 @@ def drop_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
 
     Parameters
     ----------
-    prediction
-        Column name or expression: ``str`` (one span) or ``list[str]`` (spans).
-    gold
-        Column name or expression: ``str`` (one answer), ``list[str]`` (alternative
-        answers of one span each) or ``list[list[str]]`` (alternatives x spans).
+    prediction, gold
+        As for :func:`drop_em`.
 
     Returns
     -------
     pl.Expr
-        ``Float64`` per row in [0, 1]; null where an input (or a span in it) is null.
+        ``Float64`` per row, a multiple of 0.01 in [0, 1]; null where an input (or a
+        span in it) is null.
 
     Notes
     -----
@@ -207,29 +201,30 @@ def drop_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     ``"5.0"``, but a word split off inside a token (``"5\\t6"``) is not rewritten.
     Only alternatives with several spans on both sides run the assignment; with
     one span on either side the best pair is taken, which is what the assignment
-    picks. Alternatives whose first span is blank are skipped.
+    picks.
 
     Examples
     --------
     >>> import polars as pl
     >>> from evalframe import metrics as M
     >>> df = pl.DataFrame({
-    ...     "pred": [["1,000"], ["4", "4"], ["Al", "Bo"], ["the yard"], None],
-    ...     "gold": [[["1000"]], [["4"]], [["al"], ["bo", "Al"]], [["yard line"]],
-    ...              [["x"]]],
+    ...     "pred": [["5 yards"], ["4", "4"], ["Al", "Bo"], ["the yard", "x"], None],
+    ...     "gold": [[["5.0"]], [["4"]], [["bo", "Al"]], [["yard line"]], [["x"]]],
     ... })
     >>> df.with_columns(M.drop_f1("pred", "gold").alias("drop_f1"))
     shape: (5, 3)
-    ┌──────────────┬────────────────────────┬─────────┐
-    │ pred         ┆ gold                   ┆ drop_f1 │
-    │ ---          ┆ ---                    ┆ ---     │
-    │ list[str]    ┆ list[list[str]]        ┆ f64     │
-    ╞══════════════╪════════════════════════╪═════════╡
-    │ ["1,000"]    ┆ [["1000"]]             ┆ 1.0     │
-    │ ["4", "4"]   ┆ [["4"]]                ┆ 0.5     │
-    │ ["Al", "Bo"] ┆ [["al"], ["bo", "Al"]] ┆ 1.0     │
-    │ ["the yard"] ┆ [["yard line"]]        ┆ 0.67    │
-    │ null         ┆ [["x"]]                ┆ null    │
-    └──────────────┴────────────────────────┴─────────┘
+    ┌───────────────────┬─────────────────┬─────────┐
+    │ pred              ┆ gold            ┆ drop_f1 │
+    │ ---               ┆ ---             ┆ ---     │
+    │ list[str]         ┆ list[list[str]] ┆ f64     │
+    ╞═══════════════════╪═════════════════╪═════════╡
+    │ ["5 yards"]       ┆ [["5.0"]]       ┆ 0.67    │
+    │ ["4", "4"]        ┆ [["4"]]         ┆ 0.5     │
+    │ ["Al", "Bo"]      ┆ [["bo", "Al"]]  ┆ 1.0     │
+    │ ["the yard", "x"] ┆ [["yard line"]] ┆ 0.33    │
+    │ null              ┆ [["x"]]         ┆ null    │
+    └───────────────────┴─────────────────┴─────────┘
+
+    (``"5"`` and ``"5.0"`` are the same number; the unaligned ``"x"`` counts 0.)
     """
     return _drop_score(prediction, gold, "drop_f1")

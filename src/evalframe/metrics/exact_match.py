@@ -7,12 +7,10 @@
 - every metric of the family takes ``extractor=`` (applied to the prediction before
   anything else) and ``gold_extractor=`` (applied to the gold): a name from the extractor
   table (``"boxed"``, ``"gsm8k_answer"``...; see :mod:`evalframe.extract`), an
-  ``Extractor`` or a function; default ``"none"``. A response from which nothing is
-  extracted (a null answer, as ``boxed`` gives without a box) scores null: a missing
-  answer, which ``aggregate`` counts in ``n_missing`` (wrong by default).
-- :func:`lighteval_exact_match` is lighteval's ``ExactMatches`` (an empty prediction
-  scores 0; several samples and several golds: the best pair), with the registered
-  variants lighteval ships: ``quasi_exact_match`` (``qem``: HELM normaliser, stripped),
+  ``Extractor`` or a function; default ``"none"``.
+- :func:`lighteval_exact_match` is lighteval's ``ExactMatches``, and the registered
+  variants lighteval ships are it with fixed options (each function's ``preset_of`` and
+  ``preset_options``): ``quasi_exact_match`` (``qem``: HELM normaliser, stripped),
   ``prefix_exact_match`` (``pem``), ``prefix_quasi_exact_match`` (``pqem``),
   ``suffix_exact_match``, ``suffix_quasi_exact_match`` and ``quasi_exact_match_gsm8k``.
 
@@ -39,8 +37,9 @@ shape: (4, 4)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -52,7 +51,7 @@ from evalframe.metrics._pairs import max_over_pairs
 from evalframe.metrics._rules import GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
 from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics._token_f1 import map_alternatives
-from evalframe.metrics.registry import Reference, register
+from evalframe.metrics.registry import Reference, register, with_rules
 from evalframe.normalize.harness import harness_normalize
 from evalframe.normalize.harness import strip as strip_whitespace
 from evalframe.normalize.table import TextFunction, resolve_normalizer
@@ -80,11 +79,47 @@ _EXTRACT_RULE = (
     "prediction (n_missing, wrong by default), a row without a gold for the gold"
 )
 
+
 def _null_rows(prediction: IntoExpr, golds: pl.Expr) -> pl.Expr:
     all_null = golds.list.len() == golds.list.count_matches(None)
     return parse_into_expr(prediction).is_null() | golds.is_null() | all_null
 
 
+def _check_match(metric: str, match: object) -> None:
+    if match not in ("full", "prefix", "suffix"):
+        raise EvalframeError(
+            f"metric {metric!r}: match={match!r} is invalid; expected 'full', 'prefix' or "
+            "'suffix'"
+        )
+
+
+@register(
+    "exact_match",
+    roles=("prediction", "gold"),
+    dtypes=DTYPES,
+    reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.exact_match_hf_evaluate"),
+    description="Exact string match (1.0/0.0), best over gold alternatives",
+    edge_rules=(
+        *GOLD_EDGE_RULES,
+        "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
+        "Unicode forms all count",
+        "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
+        "empty_prediction='wrong': a prediction empty after strip (before the normaliser) "
+        "scores 0.0 against any gold, as HELM's exact_match family (if not pred: return 0)",
+        _EXTRACT_RULE,
+    ),
+    divergences=(
+        "np.char.lower cuts strings that grow when lower-cased to the array's width "
+        "(ignore_case: 'İX' -> 'i̇' in the harness, depending on the other rows); here "
+        "nothing is cut ('i̇x')",
+        "regexes_to_ignore run on Rust's regex crate: \\s \\S \\w \\W are rewritten to "
+        "Python's classes, but \\b keeps Rust's Unicode word definition and look-around "
+        "or back-references are refused",
+        "with strip/match (lighteval options) an empty prediction is compared like any "
+        "other ('' vs '' is 1.0); lighteval's ExactMatches scores an empty prediction 0 "
+        "(checked before strip; empty_prediction='wrong' checks after strip, as HELM)",
+    ),
+)
 def exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -130,8 +165,7 @@ def exact_match(
         Answer extraction, applied to the prediction (the gold) before anything else: a
         name from the extractor table (``"boxed"``, ``"gsm8k_answer"``, ``"last_number"``...;
         see :func:`evalframe.list_extractors`), an ``Extractor``, or a function from
-        ``pl.Expr`` to ``pl.Expr``. Default ``"none"``. A null extracted answer scores null
-        (a missing answer for ``aggregate``; a null extracted gold: a row without a gold).
+        ``pl.Expr`` to ``pl.Expr``. Default ``"none"``.
 
     Returns
     -------
@@ -144,17 +178,8 @@ def exact_match(
     Reference: ``lm_eval.api.metrics.exact_match_hf_evaluate`` (lm-eval 0.4.13), per
     row; ``strip`` and ``match`` as lighteval's ``ExactMatches.compute_one_item``.
     Order of operations, on both sides: strip, normalizer, regexes, lower case, punctuation,
-    digits, then the comparison. Edge rules: ``""`` matches ``""`` unless
-    ``empty_prediction="wrong"`` (and with ``"prefix"``/``"suffix"`` an empty gold matches
-    any prediction); trailing NUL
-    characters are ignored, as in the harness's numpy arrays; an empty gold list
-    raises :class:`evalframe.EvalframeError`; null prediction or gold gives null;
-    null alternatives are skipped, and a list of only null alternatives gives null.
-    Divergences: lighteval scores an empty prediction 0 before comparing (here
-    ``""`` against ``""`` is 1.0, as in the harness); ``np.char.lower``'s
-    truncation of strings that grow when lower-cased (``"İX"``) is not reproduced;
-    ``regexes_to_ignore`` use the Rust regex syntax (see
-    :func:`evalframe.normalize.harness_normalize`).
+    digits, then the comparison. With ``match="prefix"`` or ``"suffix"`` an empty gold
+    matches any prediction.
 
     Examples
     --------
@@ -181,11 +206,7 @@ def exact_match(
     ... ).to_list()
     [0.0, 0.0, 0.0, None]
     """
-    if match not in ("full", "prefix", "suffix"):
-        raise EvalframeError(
-            f"metric 'exact_match': match={match!r} is invalid; expected 'full', 'prefix' "
-            "or 'suffix'"
-        )
+    _check_match("exact_match", match)
     if empty_prediction not in ("compare", "wrong"):
         raise EvalframeError(
             f"metric 'exact_match': empty_prediction={empty_prediction!r} is invalid; expected "
@@ -246,6 +267,23 @@ def _affix_match(pred: pl.Expr, golds: pl.Expr, *, prefix: bool) -> pl.Expr:
     return elementwise([pred, golds], kernel, pl.Boolean)
 
 
+# --- lighteval's ExactMatches and the variants it registers ----------------------------------
+
+_EM_RULES = (
+    "an empty prediction ('') scores 0.0 even against an empty gold (lighteval checks "
+    "`if not pred` on the raw text first)",
+    MULTI_RULE,
+    NULL_RULE,
+    _EXTRACT_RULE,
+)
+_HELM_RULE = (
+    "HELM normalisation (evalframe.normalize.helm_normalize): Python str.lower, ASCII "
+    "punctuation removed, tokens Python's float() accepts rewritten as str(float(token)) "
+    "('1.5' -> '15.0', '007' -> '7.0'), articles a/an/the removed with Python's \\b, "
+    "hyphens and whitespace collapsed to one space; Unicode follows the running Python"
+)
+
+
 def lighteval_exact_match(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -290,11 +328,10 @@ def lighteval_exact_match(
 
     Notes
     -----
-    Edge rules (all lighteval's): ``""`` as the prediction scores 0.0 even against an
-    empty gold, but ``"  "`` with ``strip`` matches an empty gold; with ``"prefix"`` or
-    ``"suffix"`` an empty gold (after normalisation) matches every non-empty prediction;
-    a prediction that normalises to ``""`` (``"The"`` under ``helm``) is not empty for the
-    first rule. Nulls: see the module docstring.
+    ``"  "`` with ``strip`` matches an empty gold (only ``""`` is an empty prediction);
+    with ``"prefix"`` or ``"suffix"`` an empty gold (after normalisation) matches every
+    non-empty prediction; a prediction that normalises to ``""`` (``"The"`` under
+    ``helm``) is not empty.
 
     Examples
     --------
@@ -323,6 +360,10 @@ def lighteval_exact_match(
     )
 
 
+# Not a registered metric itself (its presets below are): its rules are appended here.
+lighteval_exact_match.__doc__ = with_rules(lighteval_exact_match.__doc__, _EM_RULES, ())
+
+
 def _exact_match(
     metric: str,
     prediction: IntoExpr,
@@ -334,11 +375,7 @@ def _exact_match(
     extractor: ExtractorLike = "none",
     gold_extractor: ExtractorLike = "none",
 ) -> pl.Expr:
-    if match not in ("full", "prefix", "suffix"):
-        raise EvalframeError(
-            f"metric {metric!r}: match={match!r} is invalid; expected 'full', 'prefix' or "
-            "'suffix'"
-        )
+    _check_match(metric, match)
     _, normalize = resolve_normalizer(metric, normalizer)
     prediction = answer_of(parse_into_expr(prediction), metric, extractor)
     gold = answer_of(parse_into_expr(gold), metric, gold_extractor)
@@ -374,21 +411,8 @@ def _exact_match(
     )
 
 
-def quasi_exact_match(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """lighteval's ``quasi_exact_match`` (``qem``): exact match after HELM normalisation.
-
-    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
-    strip_strings=True)``: both texts are stripped and normalised by
-    :func:`evalframe.normalize.helm_normalize` (lower case, no ASCII punctuation, no
-    articles, numbers as Python floats, hyphens and whitespace as single spaces),
-    then compared for equality; the maximum over (gold, prediction) pairs is kept.
-
+#: What every preset's docstring says between its summary and its example.
+_PRESET_DOC = """
     Parameters
     ----------
     prediction
@@ -402,11 +426,86 @@ def quasi_exact_match(
     Returns
     -------
     pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
+        ``Float64`` per row: 1.0 (a match) or 0.0; null where an input is null.
 
     Examples
     --------
     >>> import polars as pl
+"""
+_RAW_RULE = "case, punctuation and Unicode are compared as they are; strip is Python's str.strip"
+
+
+def _lighteval_call(options: Mapping[str, Any]) -> str:
+    """The ``ExactMatches(...)`` lighteval builds for these options, as reST text."""
+    arguments = []
+    if options["normalizer"] != "none":
+        normalizer = f"{options['normalizer']}_normalizer"
+        arguments += [f"normalize_gold={normalizer}", f"normalize_pred={normalizer}"]
+    if options["strip"]:
+        arguments.append("strip_strings=True")
+    if options["match"] != "full":
+        arguments.append(f'type_exact_match="{options["match"]}"')
+    return f"lighteval's ``ExactMatches({', '.join(arguments)})``"
+
+
+def _lighteval_preset(
+    name: str,
+    options: Mapping[str, Any],
+    summary: str,
+    example: str,
+    *,
+    reference: str,
+    description: str,
+    edge_rules: Sequence[str],
+    more: str = "",
+) -> Callable[..., pl.Expr]:
+    """A registered metric that is :func:`lighteval_exact_match` with fixed ``options``.
+
+    The function is named ``name`` (its ``__name__``, ``__qualname__`` and code name), has
+    the signature ``(prediction, gold, *, extractor, gold_extractor)`` and the docstring
+    ``summary``, the lighteval call, ``more``, the shared parameters and ``example`` (the
+    doctest lines after ``>>> import polars as pl``); ``preset_of`` and ``preset_options``
+    record the function and its fixed options. Registered under ``name``, with
+    lighteval's ``ExactMatches`` rules before ``edge_rules``.
+    """
+
+    def preset(
+        prediction: IntoExpr,
+        gold: IntoExpr,
+        *,
+        extractor: ExtractorLike = "none",
+        gold_extractor: ExtractorLike = "none",
+    ) -> pl.Expr:
+        return _exact_match(
+            name, prediction, gold, **options, extractor=extractor, gold_extractor=gold_extractor
+        )
+
+    preset.__name__ = preset.__qualname__ = name
+    preset.__code__ = preset.__code__.replace(co_name=name, co_qualname=name)
+    fixed = ", ".join(f"{key}={value!r}" for key, value in options.items())
+    intro = textwrap.fill(
+        f"{_lighteval_call(options)}, which is :func:`lighteval_exact_match` with "
+        f"``{fixed}``. {more}".strip(),
+        width=88, initial_indent="    ", subsequent_indent="    ", break_long_words=False,
+    )
+    preset.__doc__ = f"{summary}\n\n{intro}\n{_PRESET_DOC}{example}"
+    preset.preset_of = lighteval_exact_match  # type: ignore[attr-defined]
+    preset.preset_options = dict(options)  # type: ignore[attr-defined]
+    return register(
+        name,
+        roles=("prediction", "gold"),
+        dtypes=TEXT_DTYPES,
+        reference=Reference("lighteval", LIGHTEVAL_VERSION, reference),
+        description=description,
+        edge_rules=(*_EM_RULES, *edge_rules),
+    )(preset)
+
+
+quasi_exact_match = _lighteval_preset(
+    "quasi_exact_match",
+    {"normalizer": "helm", "strip": True, "match": "full"},
+    "lighteval's ``quasi_exact_match`` (``qem``): exact match after HELM normalisation.",
+    """\
     >>> df = pl.DataFrame({"pred": ["The Eiffel-Tower.", "1.0", None],
     ...                    "gold": [["eiffel tower"], ["10"], ["x"]]})
     >>> df.with_columns(quasi_exact_match("pred", "gold").alias("qem"))
@@ -420,44 +519,18 @@ def quasi_exact_match(
     │ 1.0               ┆ ["10"]           ┆ 1.0  │
     │ null              ┆ ["x"]            ┆ null │
     └───────────────────┴──────────────────┴──────┘
-    """
-    return _exact_match(
-        "quasi_exact_match", prediction, gold, normalizer="helm", strip=True, match="full",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
+    """,
+    reference="metrics.Metrics.quasi_exact_match (ExactMatches with helm_normalizer, "
+    "strip_strings)",
+    description="Exact match after HELM/QuAC normalisation of both texts (lighteval qem)",
+    edge_rules=(_HELM_RULE,),
+)
 
-
-def prefix_exact_match(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """lighteval's ``prefix_exact_match`` (``pem``): the stripped prediction starts with a gold.
-
-    ``ExactMatches(strip_strings=True, type_exact_match="prefix")``; case, punctuation
-    and inner whitespace count. An empty prediction scores 0.0; an empty (or
-    whitespace-only) gold matches every non-empty prediction.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-    extractor, gold_extractor
-        Answer extraction before anything else (default ``"none"``); see
-        :func:`exact_match`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
+prefix_exact_match = _lighteval_preset(
+    "prefix_exact_match",
+    {"normalizer": "none", "strip": True, "match": "prefix"},
+    "lighteval's ``prefix_exact_match`` (``pem``): the stripped prediction starts with a gold.",
+    """\
     >>> df = pl.DataFrame({"pred": [" Paris, France", "paris", None], "gold": ["Paris"] * 3})
     >>> df.with_columns(prefix_exact_match("pred", "gold").alias("pem"))
     shape: (3, 3)
@@ -470,45 +543,20 @@ def prefix_exact_match(
     │ paris          ┆ Paris ┆ 0.0  │
     │ null           ┆ Paris ┆ null │
     └────────────────┴───────┴──────┘
-    """
-    return _exact_match(
-        "prefix_exact_match", prediction, gold, normalizer="none", strip=True, match="prefix",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
+    """,
+    reference="metrics.Metrics.prefix_exact_match (ExactMatches strip_strings, prefix)",
+    description="The stripped prediction starts with the stripped gold (lighteval pem)",
+    edge_rules=(
+        "an empty or whitespace-only gold matches every non-empty prediction (str.startswith)",
+        _RAW_RULE,
+    ),
+)
 
-
-def prefix_quasi_exact_match(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """lighteval's ``prefix_quasi_exact_match`` (``pqem``): prefix match after HELM normalisation.
-
-    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
-    type_exact_match="prefix")``: the normalised prediction starts with the normalised
-    gold (a string prefix, not a word prefix: ``"parisian"`` starts with ``"paris"``).
-    A gold that normalises to ``""`` (``"the"``) matches every non-empty prediction.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-    extractor, gold_extractor
-        Answer extraction before anything else (default ``"none"``); see
-        :func:`exact_match`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
+prefix_quasi_exact_match = _lighteval_preset(
+    "prefix_quasi_exact_match",
+    {"normalizer": "helm", "strip": False, "match": "prefix"},
+    "lighteval's ``prefix_quasi_exact_match`` (``pqem``): prefix match after HELM normalisation.",
+    """\
     >>> df = pl.DataFrame({"pred": ["The Paris metro", "Lyon", None], "gold": ["paris!"] * 3})
     >>> df.with_columns(prefix_quasi_exact_match("pred", "gold").alias("pqem"))
     shape: (3, 3)
@@ -521,46 +569,22 @@ def prefix_quasi_exact_match(
     │ Lyon            ┆ paris! ┆ 0.0  │
     │ null            ┆ paris! ┆ null │
     └─────────────────┴────────┴──────┘
-    """
-    return _exact_match(
-        "prefix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
-        match="prefix",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
+    """,
+    reference="metrics.Metrics.prefix_quasi_exact_match (ExactMatches with helm_normalizer, "
+    "prefix)",
+    description="The HELM-normalised prediction starts with the normalised gold (lighteval pqem)",
+    edge_rules=(
+        _HELM_RULE,
+        "a character prefix, not a word prefix ('parisian' starts with 'paris'); a gold that "
+        "normalises to '' ('the') matches every non-empty prediction",
+    ),
+)
 
-
-def suffix_exact_match(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """The stripped prediction ends with a stripped gold (lighteval's suffix exact match).
-
-    ``ExactMatches(strip_strings=True, type_exact_match="suffix")``, the suffix
-    counterpart of :func:`prefix_exact_match` (lighteval offers the match type but no
-    ``Metrics`` entry uses it). An empty prediction scores 0.0; an empty (or
-    whitespace-only) gold matches every non-empty prediction.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-    extractor, gold_extractor
-        Answer extraction before anything else (default ``"none"``); see
-        :func:`exact_match`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
+suffix_exact_match = _lighteval_preset(
+    "suffix_exact_match",
+    {"normalizer": "none", "strip": True, "match": "suffix"},
+    "The stripped prediction ends with a stripped gold (lighteval's suffix exact match).",
+    """\
     >>> df = pl.DataFrame({"pred": ["It is Paris ", "paris", None], "gold": ["Paris"] * 3})
     >>> df.with_columns(suffix_exact_match("pred", "gold").alias("sem"))
     shape: (3, 3)
@@ -573,45 +597,23 @@ def suffix_exact_match(
     │ paris        ┆ Paris ┆ 0.0  │
     │ null         ┆ Paris ┆ null │
     └──────────────┴───────┴──────┘
-    """
-    return _exact_match(
-        "suffix_exact_match", prediction, gold, normalizer="none", strip=True, match="suffix",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
+    """,
+    reference="metrics_sample.ExactMatches(strip_strings=True, type_exact_match='suffix') (no "
+    "Metrics enum entry)",
+    description="The stripped prediction ends with the stripped gold (lighteval suffix match)",
+    edge_rules=(
+        "an empty or whitespace-only gold matches every non-empty prediction (str.endswith)",
+        _RAW_RULE,
+    ),
+    more="The suffix counterpart of :func:`prefix_exact_match` (lighteval offers the match "
+    "type but no ``Metrics`` entry uses it).",
+)
 
-
-def suffix_quasi_exact_match(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """The HELM-normalised prediction ends with a normalised gold (lighteval suffix match).
-
-    ``ExactMatches(normalize_gold=helm_normalizer, normalize_pred=helm_normalizer,
-    type_exact_match="suffix")``, the suffix counterpart of
-    :func:`prefix_quasi_exact_match` (a character suffix, not a word suffix). A gold
-    that normalises to ``""`` matches every non-empty prediction.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-    extractor, gold_extractor
-        Answer extraction before anything else (default ``"none"``); see
-        :func:`exact_match`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
+suffix_quasi_exact_match = _lighteval_preset(
+    "suffix_quasi_exact_match",
+    {"normalizer": "helm", "strip": False, "match": "suffix"},
+    "The HELM-normalised prediction ends with a normalised gold (lighteval suffix match).",
+    """\
     >>> df = pl.DataFrame({"pred": ["The answer: Paris.", "Lyon", None], "gold": ["paris"] * 3})
     >>> df.with_columns(suffix_quasi_exact_match("pred", "gold").alias("sqem"))
     shape: (3, 3)
@@ -624,46 +626,23 @@ def suffix_quasi_exact_match(
     │ Lyon               ┆ paris ┆ 0.0  │
     │ null               ┆ paris ┆ null │
     └────────────────────┴───────┴──────┘
-    """
-    return _exact_match(
-        "suffix_quasi_exact_match", prediction, gold, normalizer="helm", strip=False,
-        match="suffix",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
+    """,
+    reference="metrics_sample.ExactMatches(helm_normalizer both sides, "
+    "type_exact_match='suffix') (no Metrics enum entry)",
+    description="The HELM-normalised prediction ends with the normalised gold (lighteval)",
+    edge_rules=(
+        _HELM_RULE,
+        "a character suffix, not a word suffix ('metroparis' ends with 'paris'); a gold that "
+        "normalises to '' ('the') matches every non-empty prediction",
+    ),
+    more="The suffix counterpart of :func:`prefix_quasi_exact_match`.",
+)
 
-
-def quasi_exact_match_gsm8k(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    extractor: ExtractorLike = "none",
-    gold_extractor: ExtractorLike = "none",
-) -> pl.Expr:
-    """lighteval's ``quasi_exact_match_gsm8k``: the ``#### <number>`` answers are equal.
-
-    ``ExactMatches(normalize_gold=gsm8k_normalizer, normalize_pred=gsm8k_normalizer,
-    strip_strings=True)``: both texts are stripped and reduced by
-    :func:`evalframe.normalize.gsm8k_normalize` to the first ``#### <number>`` answer
-    (commas removed) or ``"[invalid]"``, then compared for equality.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-    extractor, gold_extractor
-        Answer extraction before anything else (default ``"none"``); see
-        :func:`exact_match`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
+quasi_exact_match_gsm8k = _lighteval_preset(
+    "quasi_exact_match_gsm8k",
+    {"normalizer": "gsm8k", "strip": True, "match": "full"},
+    "lighteval's ``quasi_exact_match_gsm8k``: the ``#### <number>`` answers are equal.",
+    """\
     >>> df = pl.DataFrame({"pred": ["so #### 1,000", "no answer", None],
     ...                    "gold": ["#### 1000", "#### 3", "#### 1"]})
     >>> df.with_columns(quasi_exact_match_gsm8k("pred", "gold").alias("qem"))
@@ -677,151 +656,13 @@ def quasi_exact_match_gsm8k(
     │ no answer     ┆ #### 3    ┆ 0.0  │
     │ null          ┆ #### 1    ┆ null │
     └───────────────┴───────────┴──────┘
-    """
-    return _exact_match(
-        "quasi_exact_match_gsm8k", prediction, gold, normalizer="gsm8k", strip=True,
-        match="full",
-        extractor=extractor, gold_extractor=gold_extractor,
-    )
-
-
-register(
-    "exact_match",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.exact_match_hf_evaluate"),
-    description="Exact string match (1.0/0.0), best over gold alternatives",
-    edge_rules=(
-        *GOLD_EDGE_RULES,
-        "no normalisation by default (normalizer='none'): case, whitespace, punctuation and "
-        "Unicode forms all count",
-        "'' matches ''; trailing NUL characters are ignored (numpy string arrays drop them)",
-        "empty_prediction='wrong': a prediction empty after strip (before the normaliser) "
-        "scores 0.0 against any gold, as HELM's exact_match family (if not pred: return 0)",
-        _EXTRACT_RULE,
-    ),
-    divergences=(
-        "np.char.lower cuts strings that grow when lower-cased to the array's width "
-        "(ignore_case: 'İX' -> 'i̇' in the harness, depending on the other rows); here "
-        "nothing is cut ('i̇x')",
-        "regexes_to_ignore run on Rust's regex crate: \\s \\S \\w \\W are rewritten to "
-        "Python's classes, but \\b keeps Rust's Unicode word definition and look-around "
-        "or back-references are refused",
-        "with strip/match (lighteval options) an empty prediction is compared like any "
-        "other ('' vs '' is 1.0); lighteval's ExactMatches scores an empty prediction 0 "
-        "(checked before strip; empty_prediction='wrong' checks after strip, as HELM)",
-    ),
-    function=exact_match,
-)
-
-_EM_RULES = (
-    "an empty prediction ('') scores 0.0 even against an empty gold (lighteval checks "
-    "`if not pred` on the raw text first)",
-    MULTI_RULE,
-    NULL_RULE,
-    _EXTRACT_RULE,
-)
-_HELM_RULE = (
-    "HELM normalisation (evalframe.normalize.helm_normalize): Python str.lower, ASCII "
-    "punctuation removed, tokens Python's float() accepts rewritten as str(float(token)) "
-    "('1.5' -> '15.0', '007' -> '7.0'), articles a/an/the removed with Python's \\b, "
-    "hyphens and whitespace collapsed to one space; Unicode follows the running Python"
-)
-
-register(
-    "quasi_exact_match",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics.Metrics.quasi_exact_match (ExactMatches with helm_normalizer, strip_strings)",
-    ),
-    description="Exact match after HELM/QuAC normalisation of both texts (lighteval qem)",
-    edge_rules=(*_EM_RULES, _HELM_RULE),
-    function=quasi_exact_match,
-)
-register(
-    "prefix_exact_match",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics.Metrics.prefix_exact_match (ExactMatches strip_strings, prefix)",
-    ),
-    description="The stripped prediction starts with the stripped gold (lighteval pem)",
-    edge_rules=(
-        *_EM_RULES,
-        "an empty or whitespace-only gold matches every non-empty prediction (str.startswith)",
-        "case, punctuation and Unicode are compared as they are; strip is Python's str.strip",
-    ),
-    function=prefix_exact_match,
-)
-register(
-    "prefix_quasi_exact_match",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics.Metrics.prefix_quasi_exact_match (ExactMatches with helm_normalizer, prefix)",
-    ),
-    description="The HELM-normalised prediction starts with the normalised gold (lighteval pqem)",
-    edge_rules=(
-        *_EM_RULES,
-        _HELM_RULE,
-        "a character prefix, not a word prefix ('parisian' starts with 'paris'); a gold that "
-        "normalises to '' ('the') matches every non-empty prediction",
-    ),
-    function=prefix_quasi_exact_match,
-)
-register(
-    "suffix_exact_match",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics_sample.ExactMatches(strip_strings=True, type_exact_match='suffix') (no "
-        "Metrics enum entry)",
-    ),
-    description="The stripped prediction ends with the stripped gold (lighteval suffix match)",
-    edge_rules=(
-        *_EM_RULES,
-        "an empty or whitespace-only gold matches every non-empty prediction (str.endswith)",
-        "case, punctuation and Unicode are compared as they are; strip is Python's str.strip",
-    ),
-    function=suffix_exact_match,
-)
-register(
-    "suffix_quasi_exact_match",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics_sample.ExactMatches(helm_normalizer both sides, type_exact_match='suffix') "
-        "(no Metrics enum entry)",
-    ),
-    description="The HELM-normalised prediction ends with the normalised gold (lighteval)",
-    edge_rules=(
-        *_EM_RULES,
-        _HELM_RULE,
-        "a character suffix, not a word suffix ('metroparis' ends with 'paris'); a gold that "
-        "normalises to '' ('the') matches every non-empty prediction",
-    ),
-    function=suffix_quasi_exact_match,
-)
-register(
-    "quasi_exact_match_gsm8k",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics.Metrics.quasi_exact_match_gsm8k (ExactMatches with gsm8k_normalizer, "
-        "strip_strings)",
-    ),
+    """,
+    reference="metrics.Metrics.quasi_exact_match_gsm8k (ExactMatches with gsm8k_normalizer, "
+    "strip_strings)",
     description="The '#### <number>' answers of both texts are equal (lighteval qem, GSM8K)",
     edge_rules=(
-        *_EM_RULES,
         "both texts reduce to the first '#### <number>' answer with commas removed, or "
         "'[invalid]'; two texts without an answer therefore match each other",
     ),
-    function=quasi_exact_match_gsm8k,
+    more="Both texts are reduced by :func:`evalframe.normalize.gsm8k_normalize`.",
 )

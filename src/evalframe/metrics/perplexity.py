@@ -34,25 +34,8 @@ lighteval's ``target_perplexity`` and ``prediction_perplexity`` (``ppl``) aggreg
 same way (``CorpusLevelPerplexityMetric("perplexity")``). ``token_perplexity`` weights by
 token counts instead, the textbook ``exp`` of the mean negative log-likelihood per token.
 
-Edge rules, shared by all five (the reduction's, see :func:`weighted_perplexity`):
-
-- a null log-likelihood, length or text gives a null statistics row, left out of the sums;
-- the log-likelihood must be one (see :mod:`evalframe.metrics._logprob`): a NaN, ``+inf``
-  or a value above ``1e-6`` (a probability above 1) raises :class:`EvalframeError`,
-  counted over the whole input and naming the first offending row (lm-eval scores them:
-  NaN makes the group's score NaN, a positive log-likelihood a perplexity below 1,
-  ``+inf`` a perplexity of 0.0); values in ``(0, 1e-6]`` are rounding, scored as given;
-  ``-inf`` (probability 0) gives ``inf`` (bits per byte too);
-- counts: ``n_words`` must be at least 1 (lm-eval's ``count_words`` is never 0: ``""``
-  is one word), so ``n_words = 0`` raises; ``n_bytes`` / ``n_tokens`` must be >= 0, and a
-  row with none (an empty document) must have a log-likelihood of 0, as lm-eval gives an
-  empty document (it has no token windows): 0 bytes or tokens with another
-  log-likelihood raises. Negative counts raise;
-- when ``exp`` overflows (a mean negative log-likelihood per unit above ~709.78) the
-  score is ``inf``; lm-eval's ``math.exp`` raises ``OverflowError`` there;
-- a group with no units at all (``Σ n = 0``: only empty documents counted in bytes or
-  tokens, or no scoreable row) scores NaN, which ``aggregate`` reports as the value;
-  lm-eval raises ``ZeroDivisionError`` (or ``ValueError`` for no rows at all).
+The edge rules all five share (nulls, log-likelihoods that are no probability, counts,
+overflow of ``exp``, groups without units) are listed with each function.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -354,32 +337,13 @@ def count_words(text: IntoExpr) -> pl.Expr:
 def count_bytes(text: IntoExpr) -> pl.Expr:
     """lm-eval's ``count_bytes``: ``len(doc.encode("utf-8"))`` of a String column.
 
-    Parameters
-    ----------
-    text
-        A ``str`` column (name or expression).
+    Takes and returns what :func:`count_words` does (``Int64``, null where the text is
+    null).
 
-    Returns
-    -------
-    pl.Expr
-        ``Int64``, null where the text is null.
-
-    Examples
-    --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"doc": ["abc", "", "été", None]})
-    >>> df.with_columns(count_bytes("doc").alias("bytes"))
-    shape: (4, 2)
-    ┌──────┬───────┐
-    │ doc  ┆ bytes │
-    │ ---  ┆ ---   │
-    │ str  ┆ i64   │
-    ╞══════╪═══════╡
-    │ abc  ┆ 3     │
-    │      ┆ 0     │
-    │ été  ┆ 5     │
-    │ null ┆ null  │
-    └──────┴───────┘
+    >>> docs = pl.Series(["abc", "", "été", None])
+    >>> pl.select(count_bytes(pl.lit(docs))).to_series().to_list()
+    [3, 0, 5, None]
     """
     return parse_into_expr(text).cast(pl.String).str.len_bytes().cast(pl.Int64)
 
@@ -433,6 +397,81 @@ BITS_PER_BYTE = Sums("bits_per_byte", _bits_per_byte_formula)
 PERPLEXITY = Sums(
     "perplexity", lambda sums: _exp_negative(_mean_per_unit(sums, "documents"))
 )
+
+
+# --------------------------------------------------------------------------------------
+# Rules, and the registration of the length-weighted metrics
+# --------------------------------------------------------------------------------------
+
+_TEXT_RULE = (
+    "from text: words = len(re.split(r'\\s+', text)) with Python's \\s (str.isspace "
+    "characters, including \\x1c-\\x1f, U+0085, U+00A0, U+3000), so '' is 1 word, '  ' is 2 "
+    "and ' a ' is 3; bytes = len(text.encode('utf-8')), '' is 0 bytes"
+)
+_NULL_RULE = (
+    "a null log-likelihood, count or text gives a null statistics row, which is not summed"
+)
+_NAN_RULE = (
+    "a log-likelihood that is NaN, +inf or above 1e-6 (a probability above 1) raises "
+    "EvalframeError naming the count of rows and the first one; values in (0, 1e-6] are "
+    "rounding, scored as given; -inf (probability 0) gives inf"
+)
+_WORD_COUNT_RULE = (
+    "n_words must be >= 1 (lm-eval's count_words is never 0: '' is 1 word); 0 or a "
+    "negative count raises EvalframeError naming the count of rows and the first one"
+)
+_COUNT_RULE = (
+    "a negative count raises EvalframeError naming the count of rows and the first one; "
+    "a count of 0 (an empty document) needs a log-likelihood of 0, as lm-eval gives an empty "
+    "document (no token windows), else it raises; a group whose counts sum to 0 scores NaN"
+)
+_EXP_DIVERGENCE = (
+    "lm-eval's math.exp raises OverflowError when the mean negative log-likelihood per "
+    "unit exceeds ~709.78 (e.g. ll=-1000 over 1 word); evalframe gives inf"
+)
+_ZERO_DIVERGENCE = (
+    "lm-eval raises ZeroDivisionError when the counts sum to 0 (only empty documents, in "
+    "bytes) and ValueError for no rows; evalframe gives NaN"
+)
+_VALUE_DIVERGENCE = (
+    "lm-eval scores any float: a NaN log-likelihood makes the score NaN, a positive one "
+    "gives a perplexity below 1 (ll=0.5 over 1 word: 0.6065), +inf gives 0.0; evalframe "
+    "raises EvalframeError for each"
+)
+
+
+def _weighted(
+    name: str,
+    title: str,
+    unit: str,
+    statistics: pl.Struct,
+    reduce: Sums,
+    formula: str,
+    reference: str,
+):
+    """Register a metric over ``(loglikelihood, unit)`` or ``(loglikelihood, text)``."""
+    # Perplexities are positive (below 1 only by the rounding tolerance of positive
+    # log-likelihoods); bits per byte can be any number.
+    bounds = (0.0, math.inf) if "exp" in formula else (-math.inf, math.inf)
+    return register(
+        name,
+        roles=[("loglikelihood", unit), ("loglikelihood", "text")],
+        level="corpus",
+        higher_is_better=False,
+        bounds=bounds,
+        statistics=statistics,
+        reduce=reduce,
+        reference=Reference("lm-eval", "0.4.13", reference),
+        description=f"{title}: {formula} over documents (lm-eval loglikelihood_rolling).",
+        edge_rules=(
+            _TEXT_RULE, _NULL_RULE, _NAN_RULE,
+            _WORD_COUNT_RULE if unit == "n_words" else _COUNT_RULE,
+        ),
+        divergences=(
+            (_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE) if "exp" in formula
+            else (_ZERO_DIVERGENCE, _VALUE_DIVERGENCE)
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -497,6 +536,16 @@ def _statistics(
     return guard(metric, statistics, checks, dtype=dtype)
 
 
+@_weighted(
+    "word_perplexity",
+    "Word perplexity",
+    "n_words",
+    WORD_STATISTICS,
+    weighted_perplexity("n_words"),
+    "exp(-sum ll / sum n_words)",
+    "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, "
+    "lm_eval.api.task.PerplexityTask.count_words(doc))",
+)
 def word_perplexity(
     loglikelihood: IntoExpr, n_words: IntoExpr | None = None, *, text: IntoExpr | None = None
 ) -> pl.Expr:
@@ -531,12 +580,6 @@ def word_perplexity(
         log-likelihood is NaN, ``+inf`` or above ``1e-6`` (a probability above 1), or whose
         ``n_words`` is below 1, naming the count of rows and the first one.
 
-    Notes
-    -----
-    Edge rules (see the module): ``""`` counts 1 word and ``" a "`` 3, as in lm-eval;
-    ``-inf`` gives ``inf``; overflow of ``exp`` gives ``inf`` (lm-eval: OverflowError);
-    no scoreable row in a group gives NaN (lm-eval: ZeroDivisionError).
-
     Examples
     --------
     >>> import numpy as np, polars as pl
@@ -560,6 +603,16 @@ def word_perplexity(
     return _statistics("word_perplexity", loglikelihood, "n_words", n_words, text, count_words)
 
 
+@_weighted(
+    "byte_perplexity",
+    "Byte perplexity",
+    "n_bytes",
+    BYTE_STATISTICS,
+    weighted_perplexity("n_bytes"),
+    "exp(-sum ll / sum n_bytes)",
+    "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, "
+    "lm_eval.api.task.PerplexityTask.count_bytes(doc))",
+)
 def byte_perplexity(
     loglikelihood: IntoExpr, n_bytes: IntoExpr | None = None, *, text: IntoExpr | None = None
 ) -> pl.Expr:
@@ -591,12 +644,6 @@ def byte_perplexity(
         or above ``1e-6``; a negative ``n_bytes``; 0 bytes with a log-likelihood other
         than 0.
 
-    Notes
-    -----
-    Edge rules as :func:`word_perplexity`; an empty document has 0 bytes and (in lm-eval)
-    a log-likelihood of 0, so it adds nothing to the sums, and a group of only empty
-    documents scores NaN (lm-eval: ZeroDivisionError).
-
     Examples
     --------
     >>> import polars as pl
@@ -616,6 +663,16 @@ def byte_perplexity(
     return _statistics("byte_perplexity", loglikelihood, "n_bytes", n_bytes, text, count_bytes)
 
 
+@_weighted(
+    "bits_per_byte",
+    "Bits per byte",
+    "n_bytes",
+    BYTE_STATISTICS,
+    BITS_PER_BYTE,
+    "-(sum ll / sum n_bytes) / log(2)",
+    "lm_eval.api.metrics.bits_per_byte over (loglikelihood, "
+    "lm_eval.api.task.PerplexityTask.count_bytes(doc))",
+)
 def bits_per_byte(
     loglikelihood: IntoExpr, n_bytes: IntoExpr | None = None, *, text: IntoExpr | None = None
 ) -> pl.Expr:
@@ -627,28 +684,17 @@ def bits_per_byte(
 
     Parameters
     ----------
-    loglikelihood
-        The document's summed log-likelihood (natural log; ``float``).
-    n_bytes
-        The document's UTF-8 length in bytes (``int``).
-    text
-        Instead of ``n_bytes``: the document (``str``), counted as :func:`count_bytes`.
+    loglikelihood, n_bytes, text
+        As for :func:`byte_perplexity` (log-likelihoods in natural log).
 
     Returns
     -------
     pl.Expr
-        Per row the struct ``{loglikelihood: Float64, n_bytes: Int64}``; null where an
-        input is null.
-
-    Raises
-    ------
-    EvalframeError
-        As :func:`byte_perplexity`.
+        The statistics of :func:`byte_perplexity`, which raises alike.
 
     Notes
     -----
-    No ``exp``, so nothing overflows: ``-inf`` log-likelihood gives ``inf``; a group with
-    0 bytes gives NaN (lm-eval: ZeroDivisionError).
+    No ``exp``, so nothing overflows.
 
     Examples
     --------
@@ -668,6 +714,23 @@ def bits_per_byte(
     return _statistics("bits_per_byte", loglikelihood, "n_bytes", n_bytes, text, count_bytes)
 
 
+@register(
+    "token_perplexity",
+    roles=("loglikelihood", "n_tokens"),
+    level="corpus",
+    higher_is_better=False,
+    bounds=(0.0, math.inf),
+    statistics=TOKEN_STATISTICS,
+    reduce=weighted_perplexity("n_tokens"),
+    reference=Reference(
+        "lm-eval",
+        "0.4.13",
+        "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, n_tokens)",
+    ),
+    description="Token perplexity: exp(-sum ll / sum n_tokens), per token.",
+    edge_rules=(_NULL_RULE, _NAN_RULE, _COUNT_RULE),
+    divergences=(_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE),
+)
 def token_perplexity(loglikelihood: IntoExpr, n_tokens: IntoExpr) -> pl.Expr:
     """Token perplexity ``exp(-Σ ll / Σ n_tokens)``: lm-eval's weighted perplexity per token.
 
@@ -722,6 +785,29 @@ def token_perplexity(loglikelihood: IntoExpr, n_tokens: IntoExpr) -> pl.Expr:
     return _statistics("token_perplexity", loglikelihood, "n_tokens", n_tokens, None, None)
 
 
+@register(
+    "perplexity",
+    roles=("loglikelihood",),
+    level="corpus",
+    higher_is_better=False,
+    bounds=(0.0, math.inf),
+    statistics=DOCUMENT_STATISTICS,
+    reduce=PERPLEXITY,
+    reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.perplexity"),
+    description="Perplexity: exp(-mean ll) over documents (lm-eval's, e.g. LAMBADA).",
+    edge_rules=(
+        "documents is 1 per scored row; the score is exp(-sum ll / sum documents)",
+        _NULL_RULE,
+        _NAN_RULE,
+        "no scoreable row gives NaN",
+    ),
+    divergences=(
+        _EXP_DIVERGENCE,
+        "lm-eval raises ZeroDivisionError for no rows (mean of an empty list); evalframe "
+        "gives NaN",
+        _VALUE_DIVERGENCE,
+    ),
+)
 def perplexity(loglikelihood: IntoExpr) -> pl.Expr:
     """Perplexity ``exp(-mean ll)`` over documents, lm-eval 0.4.13's ``perplexity``.
 
@@ -748,11 +834,6 @@ def perplexity(loglikelihood: IntoExpr) -> pl.Expr:
     EvalframeError
         A log-likelihood that is NaN, ``+inf`` or above ``1e-6`` (a probability above 1).
 
-    Notes
-    -----
-    No rows gives NaN (lm-eval: ZeroDivisionError); overflow of ``exp`` gives ``inf``
-    (lm-eval: OverflowError); ``-inf`` gives ``inf``.
-
     Examples
     --------
     >>> import polars as pl
@@ -774,149 +855,3 @@ def perplexity(loglikelihood: IntoExpr) -> pl.Expr:
         pl.struct(ll.alias("loglikelihood"), pl.lit(1, dtype=pl.Int64).alias("documents"))
     )
     return guard("perplexity", statistics, loglikelihood_checks(ll), dtype=DOCUMENT_STATISTICS)
-
-
-# --------------------------------------------------------------------------------------
-# Registration
-# --------------------------------------------------------------------------------------
-
-_TEXT_RULE = (
-    "from text: words = len(re.split(r'\\s+', text)) with Python's \\s (str.isspace "
-    "characters, including \\x1c-\\x1f, U+0085, U+00A0, U+3000), so '' is 1 word, '  ' is 2 "
-    "and ' a ' is 3; bytes = len(text.encode('utf-8')), '' is 0 bytes"
-)
-_NULL_RULE = (
-    "a null log-likelihood, count or text gives a null statistics row, which is not summed"
-)
-_NAN_RULE = (
-    "a log-likelihood that is NaN, +inf or above 1e-6 (a probability above 1) raises "
-    "EvalframeError naming the count of rows and the first one; values in (0, 1e-6] are "
-    "rounding, scored as given; -inf (probability 0) gives inf"
-)
-_WORD_COUNT_RULE = (
-    "n_words must be >= 1 (lm-eval's count_words is never 0: '' is 1 word); 0 or a "
-    "negative count raises EvalframeError naming the count of rows and the first one"
-)
-_COUNT_RULE = (
-    "a negative count raises EvalframeError naming the count of rows and the first one; "
-    "a count of 0 (an empty document) needs a log-likelihood of 0, as lm-eval gives an empty "
-    "document (no token windows), else it raises; a group whose counts sum to 0 scores NaN"
-)
-_EXP_DIVERGENCE = (
-    "lm-eval's math.exp raises OverflowError when the mean negative log-likelihood per "
-    "unit exceeds ~709.78 (e.g. ll=-1000 over 1 word); evalframe gives inf"
-)
-_ZERO_DIVERGENCE = (
-    "lm-eval raises ZeroDivisionError when the counts sum to 0 (only empty documents, in "
-    "bytes) and ValueError for no rows; evalframe gives NaN"
-)
-_VALUE_DIVERGENCE = (
-    "lm-eval scores any float: a NaN log-likelihood makes the score NaN, a positive one "
-    "gives a perplexity below 1 (ll=0.5 over 1 word: 0.6065), +inf gives 0.0; evalframe "
-    "raises EvalframeError for each"
-)
-
-
-def _register_weighted(
-    name, title, function, unit, statistics, reduce, formula, reference
-) -> None:
-    # Perplexities are positive (below 1 only by the rounding tolerance of positive
-    # log-likelihoods); bits per byte can be any number.
-    bounds = (0.0, math.inf) if "exp" in formula else (-math.inf, math.inf)
-    register(
-        name,
-        roles=[("loglikelihood", unit), ("loglikelihood", "text")],
-        level="corpus",
-        higher_is_better=False,
-        bounds=bounds,
-        statistics=statistics,
-        reduce=reduce,
-        reference=Reference("lm-eval", "0.4.13", reference),
-        description=f"{title}: {formula} over documents (lm-eval loglikelihood_rolling).",
-        edge_rules=(
-            _TEXT_RULE, _NULL_RULE, _NAN_RULE,
-            _WORD_COUNT_RULE if unit == "n_words" else _COUNT_RULE,
-        ),
-        divergences=(
-            (_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE) if "exp" in formula
-            else (_ZERO_DIVERGENCE, _VALUE_DIVERGENCE)
-        ),
-        function=function,
-    )
-
-
-_register_weighted(
-    "word_perplexity",
-    "Word perplexity",
-    word_perplexity,
-    "n_words",
-    WORD_STATISTICS,
-    weighted_perplexity("n_words"),
-    "exp(-sum ll / sum n_words)",
-    "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, "
-    "lm_eval.api.task.PerplexityTask.count_words(doc))",
-)
-_register_weighted(
-    "byte_perplexity",
-    "Byte perplexity",
-    byte_perplexity,
-    "n_bytes",
-    BYTE_STATISTICS,
-    weighted_perplexity("n_bytes"),
-    "exp(-sum ll / sum n_bytes)",
-    "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, "
-    "lm_eval.api.task.PerplexityTask.count_bytes(doc))",
-)
-_register_weighted(
-    "bits_per_byte",
-    "Bits per byte",
-    bits_per_byte,
-    "n_bytes",
-    BYTE_STATISTICS,
-    BITS_PER_BYTE,
-    "-(sum ll / sum n_bytes) / log(2)",
-    "lm_eval.api.metrics.bits_per_byte over (loglikelihood, "
-    "lm_eval.api.task.PerplexityTask.count_bytes(doc))",
-)
-register(
-    "token_perplexity",
-    roles=("loglikelihood", "n_tokens"),
-    level="corpus",
-    higher_is_better=False,
-    bounds=(0.0, math.inf),
-    statistics=TOKEN_STATISTICS,
-    reduce=weighted_perplexity("n_tokens"),
-    reference=Reference(
-        "lm-eval",
-        "0.4.13",
-        "lm_eval.api.metrics.weighted_perplexity over (loglikelihood, n_tokens)",
-    ),
-    description="Token perplexity: exp(-sum ll / sum n_tokens), per token.",
-    edge_rules=(_NULL_RULE, _NAN_RULE, _COUNT_RULE),
-    divergences=(_EXP_DIVERGENCE, _ZERO_DIVERGENCE, _VALUE_DIVERGENCE),
-    function=token_perplexity,
-)
-register(
-    "perplexity",
-    roles=("loglikelihood",),
-    level="corpus",
-    higher_is_better=False,
-    bounds=(0.0, math.inf),
-    statistics=DOCUMENT_STATISTICS,
-    reduce=PERPLEXITY,
-    reference=Reference("lm-eval", "0.4.13", "lm_eval.api.metrics.perplexity"),
-    description="Perplexity: exp(-mean ll) over documents (lm-eval's, e.g. LAMBADA).",
-    edge_rules=(
-        "documents is 1 per scored row; the score is exp(-sum ll / sum documents)",
-        _NULL_RULE,
-        _NAN_RULE,
-        "no scoreable row gives NaN",
-    ),
-    divergences=(
-        _EXP_DIVERGENCE,
-        "lm-eval raises ZeroDivisionError for no rows (mean of an empty list); evalframe "
-        "gives NaN",
-        _VALUE_DIVERGENCE,
-    ),
-    function=perplexity,
-)

@@ -25,11 +25,9 @@ with the ``(prediction, gold)`` role set; lighteval's ``avg_at_n_math``,
 - ``extractor=``: an extractor of :mod:`evalframe.extract` (a name such as
   ``"lighteval_letters"``, an :class:`~evalframe.extract.table.Extractor` or a function)
   applied to every generation, after the normaliser (lighteval's order: the sampling
-  metric's ``preprocess``, then its sample scoring function); a generation it finds no
-  answer in is wrong;
-- ``gold_extractor=``: the same for the gold alternatives; where it finds nothing in one
-  of a row's alternatives, the row's golds are compared as they are (lighteval's
-  ``MultilingualExtractiveMatchMetric`` falls back so);
+  metric's ``preprocess``, then its sample scoring function);
+- ``gold_extractor=``: the same for the gold alternatives (as lighteval's
+  ``MultilingualExtractiveMatchMetric`` extracts them);
 - ``equivalence=``: ``"exact"`` (string equality, the default) or ``"math"`` (each
   (answer, gold) pair judged by :func:`evalframe.metrics._math_equal.math_equivalent`,
   math-verify's equivalence, evaluated once per distinct pair).
@@ -371,11 +369,114 @@ def _null_unless(usable: pl.Expr | None, value: pl.Expr) -> pl.Expr:
     return pl.when(usable).then(value)
 
 
+def count_metric(
+    metric: str,
+    k: int,
+    score: Callable[[pl.Expr, pl.Expr], pl.Expr],
+    *,
+    n: IntoExpr | None,
+    c: IntoExpr | None,
+    passed: IntoExpr | None,
+    prediction: IntoExpr | None,
+    gold: IntoExpr | None,
+    normalizer: str,
+    extractor: ExtractorOption = None,
+    gold_extractor: ExtractorOption = None,
+    equivalence: str = "exact",
+) -> pl.Expr:
+    """An (n, c, k) metric: ``score(n, c)`` from whichever role set was given, checked.
+
+    Null where the counts are unknown; the rows that break :func:`count_checks` (or hold
+    an empty gold list) raise when the expression runs. pass@k, G-pass@k and mG-pass@k
+    are this with their own ``score``.
+    """
+    total, correct, usable, checks = counts_from_roles(
+        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
+        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
+    )
+    value = _null_unless(usable, score(total, correct))
+    return guard(metric, value, [*count_checks(total, correct, k), *checks])
+
+
+# --------------------------------------------------------------------------------------
+# Rules the metrics below share
+# --------------------------------------------------------------------------------------
+
+_CORRECTNESS_RULE = (
+    "a generation is correct when, after the normaliser (default none: exact string "
+    "equality), it equals the gold or any gold alternative of a list[str] gold; with "
+    "extractor= / gold_extractor= the extracted answers are compared (normaliser first, then "
+    "extractor, as lighteval's preprocess then scoring function), a generation with no "
+    "answer found is wrong, and a row with a gold alternative the gold extractor finds "
+    "nothing in compares its golds as they are (lighteval's fallback); equivalence='math' "
+    "judges each (answer, gold) pair with math-verify equivalence instead of equality"
+)
+_GOLD_RULE = (
+    "a null prediction or gold, or a null element among the used generations or the gold "
+    "alternatives, gives a null score; an empty gold list raises EvalframeError"
+)
+_FIRST_GOLD_DIVERGENCE = (
+    "lighteval compares each generation with the first gold only (doc.get_golds()[0]) and "
+    "its maj/pass/G-pass raise for several golds; evalframe accepts a list[str] gold as "
+    "alternatives, any of which may match. Case: gold ['London', 'Paris'], generation "
+    "'Paris' is correct here, wrong in lighteval's AvgAtK"
+)
+_NULL_DIVERGENCE = (
+    "lighteval turns a None generation into '' (SamplingMetric.preprocess); evalframe "
+    "scores the row null"
+)
+_COUNT_ROLES = (("n", "c"), ("passed",), ("prediction", "gold"))
+_GPASS_RULES = (
+    "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
+    "prediction (list[str]) and gold: n = number of generations, c = number correct",
+    _CORRECTNESS_RULE,
+    "n < 0, c < 0, c > n or k > n raise EvalframeError with the count of rows",
+    "m = max(ceil(k*tau), 1) in float64, as lighteval (k=25, tau=0.28 gives m=8, not 7)",
+    "large n: scipy.stats.hypergeom.sf, exact to double precision",
+    _GOLD_RULE,
+)
+_GPASS_DIVERGENCES = (
+    "lighteval returns 0.0 for k > n (and for n <= 0); evalframe raises EvalframeError",
+    _FIRST_GOLD_DIVERGENCE,
+    _NULL_DIVERGENCE,
+)
+
+
+def _lighteval(function: str) -> Reference:
+    return Reference(
+        LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION, f"lighteval.metrics.metrics_sample.{function}"
+    )
+
+
 # --------------------------------------------------------------------------------------
 # maj@k
 # --------------------------------------------------------------------------------------
 
 
+@register(
+    "maj@{k}",
+    roles=("prediction", "gold"),
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": positive_int},
+    reference=_lighteval("MajAtK (MajAtN)"),
+    description="Majority vote of the first k generations compared with the gold (exact match).",
+    edge_rules=(
+        _CORRECTNESS_RULE,
+        "the vote is taken over the normalised first k generations; ties go to the answer "
+        "that occurs first (lighteval's max(answers, key=answers.count))",
+        "with an extractor, vote='text' (default, lighteval's MajAtN) votes over the texts and "
+        "extracts the winner; vote='answer' (lm-eval's majority_vote after an extraction "
+        "filter) votes over the extracted answers, a missing answer being one of the votes",
+        "fewer than k generations raise EvalframeError",
+        _GOLD_RULE,
+    ),
+    divergences=(
+        _FIRST_GOLD_DIVERGENCE,
+        _NULL_DIVERGENCE,
+        "lighteval's MajAtK votes over however many generations there are when fewer than "
+        "k; evalframe raises (k > n)",
+    ),
+)
 def maj_at_k(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -424,14 +525,6 @@ def maj_at_k(
     -------
     pl.Expr
         ``Float64``: 1.0 or 0.0 per row.
-
-    Notes
-    -----
-    Ties: among answers with the same highest count, the one that occurs first among
-    the generations wins (lighteval's ``max(answers, key=answers.count)``, which equals
-    ``Counter(answers).most_common(1)``). Fewer than ``k`` generations raise
-    :class:`~evalframe.EvalframeError`; a null prediction or gold, or a null among the
-    first ``k`` generations or the golds, gives null; an empty gold list raises.
 
     Examples
     --------
@@ -570,6 +663,26 @@ def _majority_kernel(series: list[pl.Series]) -> pl.Series:
 # --------------------------------------------------------------------------------------
 
 
+@register(
+    "avg@{k}",
+    roles=(("passed",), ("prediction", "gold")),
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": positive_int},
+    reference=_lighteval("AvgAtK (AvgAtN)"),
+    description="Mean correctness of the first k generations.",
+    edge_rules=(
+        _CORRECTNESS_RULE,
+        "from passed (list[bool]): the mean of the first k flags",
+        "fewer than k generations raise EvalframeError (lighteval: IndexError)",
+        _GOLD_RULE,
+    ),
+    divergences=(
+        _FIRST_GOLD_DIVERGENCE,
+        _NULL_DIVERGENCE,
+        "lighteval's AvgAtK ignores its strip_strings/normalize options (it scores the raw "
+        "texts); evalframe applies the chosen normaliser to both sides",
+    ),
+)
 def avg_at_k(
     prediction: IntoExpr | None = None,
     gold: IntoExpr | None = None,
@@ -606,12 +719,6 @@ def avg_at_k(
     -------
     pl.Expr
         ``Float64`` in [0, 1]: (number correct among the first ``k``) / ``k``.
-
-    Notes
-    -----
-    Fewer than ``k`` generations raise :class:`~evalframe.EvalframeError` (lighteval
-    fails with an ``IndexError``). Null prediction/gold/passed, or a null among the first
-    ``k`` generations (or flags) or among the golds, gives null; an empty gold list raises.
 
     Examples
     --------
@@ -687,6 +794,16 @@ def _check_tau(metric: str, tau: object) -> float:
     return float(tau)
 
 
+@register(
+    "g-pass@{k}_{tau}",
+    roles=_COUNT_ROLES,
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": positive_int, "tau": unit_fraction},
+    reference=_lighteval("GPassAtK (g-pass@k_tau)"),
+    description="G-Pass@k_tau: probability that at least ceil(k*tau) of k draws are correct.",
+    edge_rules=_GPASS_RULES,
+    divergences=_GPASS_DIVERGENCES,
+)
 def g_pass_at_k(
     n: IntoExpr | None = None,
     c: IntoExpr | None = None,
@@ -711,34 +828,18 @@ def g_pass_at_k(
 
     Parameters
     ----------
-    n, c
-        Integer columns: generations drawn and how many were correct.
+    n, c, passed, prediction, gold, normalizer, extractor, gold_extractor, equivalence
+        The counts, or what they are counted from, as for
+        :func:`~evalframe.metrics.pass_at_k`.
     k
         Generations per attempt.
     tau
         Threshold in [0, 1]; ``tau=0`` is the same as pass@k (``m = 1``).
-    passed
-        Instead of ``n``/``c``: ``list[bool]`` per-generation correctness.
-    prediction, gold
-        Instead of ``n``/``c``: ``list[str]`` generations and a ``str`` (or ``list[str]``
-        alternatives) gold; ``n`` is the number of generations, ``c`` how many match.
-    normalizer
-        ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"`` (generations only).
-    extractor, gold_extractor, equivalence
-        Answer extraction from each generation / gold and how a pair is judged
-        (``"exact"`` or ``"math"``), see the module notes; with ``prediction``/``gold``.
 
     Returns
     -------
     pl.Expr
         ``Float64`` in [0, 1].
-
-    Notes
-    -----
-    ``ceil(k·τ)`` is computed in float64 as lighteval does, so ``k=25, tau=0.28`` gives
-    ``m = 8`` (``25 * 0.28 == 7.000000000000001``). Invalid rows (negative ``n`` or ``c``,
-    ``c > n``, ``k > n``) raise :class:`~evalframe.EvalframeError`; lighteval returns 0.0
-    for ``k > n``. Nulls (or a null flag, generation or gold alternative) give null.
 
     Examples
     --------
@@ -759,16 +860,24 @@ def g_pass_at_k(
     """
     metric = f"g-pass@{k}_{tau}"
     k = check_k(metric, k)
-    tau = _check_tau(metric, tau)
-    total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
+    m = threshold_count(k, _check_tau(metric, tau))
+    return count_metric(
+        metric, k, lambda total, correct: _hypergeometric_tails(total, correct, k, (m,)),
+        n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
         extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
     )
-    value = _hypergeometric_tails(total, correct, k, (threshold_count(k, tau),))
-    checks = [*count_checks(total, correct, k), *checks]
-    return guard(metric, _null_unless(usable, value), checks)
 
 
+@register(
+    "mg-pass@{k}",
+    roles=_COUNT_ROLES,
+    dtypes=GENERATION_DTYPES,
+    parameters={"k": positive_int},
+    reference=_lighteval("GPassAtK (mg-pass@k)"),
+    description="Mean G-Pass@k over the thresholds above 0.5 (lighteval mG-Pass@k).",
+    edge_rules=(*_GPASS_RULES, "mg-pass@1 is 0.0 (an empty sum), as in lighteval"),
+    divergences=_GPASS_DIVERGENCES,
+)
 def mg_pass_at_k(
     n: IntoExpr | None = None,
     c: IntoExpr | None = None,
@@ -786,33 +895,17 @@ def mg_pass_at_k(
 
     Matches lighteval's ``GPassAtK`` output ``mg-pass@{k}``:
     ``(2/k) · Σ_{i = ceil(k/2)+1}^{k} P(X >= i)`` with ``X ~ Hypergeom(n, c, k)``, an
-    estimate of ``2∫_{0.5}^{1} G-pass@k_τ dτ``. mG-pass@1 is 0.0 by construction (the
-    sum is empty).
+    estimate of ``2∫_{0.5}^{1} G-pass@k_τ dτ``.
 
     Parameters
     ----------
-    n, c
-        Integer columns: generations drawn and how many were correct.
-    k
-        Generations per attempt.
-    passed
-        Instead of ``n``/``c``: ``list[bool]`` per-generation correctness.
-    prediction, gold
-        Instead of ``n``/``c``: ``list[str]`` generations and a ``str`` (or ``list[str]``)
-        gold.
-    normalizer
-        ``"none"`` (default), ``"strip"``, ``"squad"`` or ``"helm"``.
-    extractor, gold_extractor, equivalence
+    n, c, k, passed, prediction, gold, normalizer, extractor, gold_extractor, equivalence
         As for :func:`g_pass_at_k`.
 
     Returns
     -------
     pl.Expr
         ``Float64`` in [0, 1].
-
-    Notes
-    -----
-    Same validity and null rules as :func:`g_pass_at_k`.
 
     Examples
     --------
@@ -832,133 +925,13 @@ def mg_pass_at_k(
     """
     metric = f"mg-pass@{k}"
     k = check_k(metric, k)
-    total, correct, usable, checks = counts_from_roles(
-        metric, n=n, c=c, passed=passed, prediction=prediction, gold=gold, normalizer=normalizer,
-        extractor=extractor, gold_extractor=gold_extractor, equivalence=equivalence,
+    thresholds = tuple(range(math.ceil(k * 0.5) + 1, k + 1))
+
+    def score(total: pl.Expr, correct: pl.Expr) -> pl.Expr:
+        return 2.0 * _hypergeometric_tails(total, correct, k, thresholds) / float(k)
+
+    return count_metric(
+        metric, k, score, n=n, c=c, passed=passed, prediction=prediction, gold=gold,
+        normalizer=normalizer, extractor=extractor, gold_extractor=gold_extractor,
+        equivalence=equivalence,
     )
-    low = math.ceil(k * 0.5)
-    tails = _hypergeometric_tails(total, correct, k, tuple(range(low + 1, k + 1)))
-    value = 2.0 * tails / float(k)
-    checks = [*count_checks(total, correct, k), *checks]
-    return guard(metric, _null_unless(usable, value), checks)
-
-
-# --------------------------------------------------------------------------------------
-# Registry
-# --------------------------------------------------------------------------------------
-
-_CORRECTNESS_RULE = (
-    "a generation is correct when, after the normaliser (default none: exact string "
-    "equality), it equals the gold or any gold alternative of a list[str] gold; with "
-    "extractor= / gold_extractor= the extracted answers are compared (normaliser first, then "
-    "extractor, as lighteval's preprocess then scoring function), a generation with no "
-    "answer found is wrong, and a row with a gold alternative the gold extractor finds "
-    "nothing in compares its golds as they are (lighteval's fallback); equivalence='math' "
-    "judges each (answer, gold) pair with math-verify equivalence instead of equality"
-)
-_GOLD_RULE = (
-    "a null prediction or gold, or a null element among the used generations or the gold "
-    "alternatives, gives a null score; an empty gold list raises EvalframeError"
-)
-_FIRST_GOLD_DIVERGENCE = (
-    "lighteval compares each generation with the first gold only (doc.get_golds()[0]) and "
-    "its maj/pass/G-pass raise for several golds; evalframe accepts a list[str] gold as "
-    "alternatives, any of which may match. Case: gold ['London', 'Paris'], generation "
-    "'Paris' is correct here, wrong in lighteval's AvgAtK"
-)
-_NULL_DIVERGENCE = (
-    "lighteval turns a None generation into '' (SamplingMetric.preprocess); evalframe "
-    "scores the row null"
-)
-
-register(
-    "maj@{k}",
-    roles=("prediction", "gold"),
-    dtypes=GENERATION_DTYPES,
-    parameters={"k": positive_int},
-    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
-                        "lighteval.metrics.metrics_sample.MajAtK (MajAtN)"),
-    description="Majority vote of the first k generations compared with the gold (exact match).",
-    edge_rules=(
-        _CORRECTNESS_RULE,
-        "the vote is taken over the normalised first k generations; ties go to the answer "
-        "that occurs first (lighteval's max(answers, key=answers.count))",
-        "with an extractor, vote='text' (default, lighteval's MajAtN) votes over the texts and "
-        "extracts the winner; vote='answer' (lm-eval's majority_vote after an extraction "
-        "filter) votes over the extracted answers, a missing answer being one of the votes",
-        "fewer than k generations raise EvalframeError",
-        _GOLD_RULE,
-    ),
-    divergences=(
-        _FIRST_GOLD_DIVERGENCE,
-        _NULL_DIVERGENCE,
-        "lighteval's MajAtK votes over however many generations there are when fewer than "
-        "k; evalframe raises (k > n)",
-    ),
-    function=maj_at_k,
-)
-
-register(
-    "avg@{k}",
-    roles=(("passed",), ("prediction", "gold")),
-    dtypes=GENERATION_DTYPES,
-    parameters={"k": positive_int},
-    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
-                        "lighteval.metrics.metrics_sample.AvgAtK (AvgAtN)"),
-    description="Mean correctness of the first k generations.",
-    edge_rules=(
-        _CORRECTNESS_RULE,
-        "from passed (list[bool]): the mean of the first k flags",
-        "fewer than k generations raise EvalframeError (lighteval: IndexError)",
-        _GOLD_RULE,
-    ),
-    divergences=(
-        _FIRST_GOLD_DIVERGENCE,
-        _NULL_DIVERGENCE,
-        "lighteval's AvgAtK ignores its strip_strings/normalize options (it scores the raw "
-        "texts); evalframe applies the chosen normaliser to both sides",
-    ),
-    function=avg_at_k,
-)
-
-_COUNT_ROLES = (("n", "c"), ("passed",), ("prediction", "gold"))
-_GPASS_RULES = (
-    "from n, c; or passed (list[bool]): n = list length, c = number of True; or "
-    "prediction (list[str]) and gold: n = number of generations, c = number correct",
-    _CORRECTNESS_RULE,
-    "n < 0, c < 0, c > n or k > n raise EvalframeError with the count of rows",
-    "m = max(ceil(k*tau), 1) in float64, as lighteval (k=25, tau=0.28 gives m=8, not 7)",
-    "large n: scipy.stats.hypergeom.sf, exact to double precision",
-    _GOLD_RULE,
-)
-_GPASS_DIVERGENCES = (
-    "lighteval returns 0.0 for k > n (and for n <= 0); evalframe raises EvalframeError",
-    _FIRST_GOLD_DIVERGENCE,
-    _NULL_DIVERGENCE,
-)
-
-register(
-    "g-pass@{k}_{tau}",
-    roles=_COUNT_ROLES,
-    dtypes=GENERATION_DTYPES,
-    parameters={"k": positive_int, "tau": unit_fraction},
-    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
-                        "lighteval.metrics.metrics_sample.GPassAtK (g-pass@k_tau)"),
-    description="G-Pass@k_tau: probability that at least ceil(k*tau) of k draws are correct.",
-    edge_rules=_GPASS_RULES,
-    divergences=_GPASS_DIVERGENCES,
-    function=g_pass_at_k,
-)
-
-register(
-    "mg-pass@{k}",
-    roles=_COUNT_ROLES,
-    dtypes=GENERATION_DTYPES,
-    parameters={"k": positive_int},
-    reference=Reference(LIGHTEVAL_PACKAGE, LIGHTEVAL_VERSION,
-                        "lighteval.metrics.metrics_sample.GPassAtK (mg-pass@k)"),
-    description="Mean G-Pass@k over the thresholds above 0.5 (lighteval mG-Pass@k).",
-    edge_rules=(*_GPASS_RULES, "mg-pass@1 is 0.0 (an empty sum), as in lighteval"),
-    divergences=_GPASS_DIVERGENCES,
-    function=mg_pass_at_k,
-)

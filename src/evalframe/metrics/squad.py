@@ -43,10 +43,11 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe._slices import byte_slices
+from evalframe.metrics._rules import ALTERNATIVES_RULE, COMPUTE_F1_RULE, NULL_ALTERNATIVES_RULE
+from evalframe.metrics._text_inputs import DTYPES, as_alternatives
 from evalframe.metrics._token_f1 import expression_key, f1_from_counts, overlap_counts, shared
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize.squad import may_have_no_words, squad_word_ids
-from evalframe.schema import LIST_STR, STR
 
 __all__ = ["squad_em", "squad_f1"]
 
@@ -57,20 +58,17 @@ REFERENCE_F1 = Reference(
     "transformers", "4.57", "data.metrics.squad_metrics.get_raw_scores (compute_f1)"
 )
 
-_DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
-
 _COMMON_EDGE_RULES = (
     "normalisation is SQuAD's normalize_answer with Python semantics: str.lower (final "
     "sigma), ASCII string.punctuation only, articles a/an/the removed between Python \\b "
     "boundaries (a combining mark is not a word character), str.split() whitespace "
     "(\\x1c-\\x1f, \\x85, \\u3000 split; \\u200b does not)",
-    "gold may be one string or a list of alternatives; the score is the maximum over them",
+    ALTERNATIVES_RULE,
     "gold alternatives that normalise to '' (empty, whitespace, punctuation or articles "
     "only) are dropped; a question left without any, an empty gold list included (SQuAD "
     "2.0's unanswerable question), has the single gold '', matched only by a prediction "
     "that normalises to ''",
-    "null prediction or null gold -> null; null alternatives inside a gold list are "
-    "skipped; a gold list whose alternatives are all null -> null",
+    NULL_ALTERNATIVES_RULE,
 )
 
 
@@ -87,7 +85,7 @@ def _scores(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     subexpression elimination computes it once when both metrics are requested.
     """
     pred = parse_into_expr(prediction).cast(pl.String)
-    golds = pl.concat_list([parse_into_expr(gold)]).cast(pl.List(pl.String))
+    golds = as_alternatives(gold)
     pred_key, gold_key = expression_key(pred), expression_key(golds)
     key = None if pred_key is None or gold_key is None else ("squad", pred_key, gold_key)
     return shared(
@@ -213,6 +211,24 @@ def _bools(flags: pl.Series) -> np.ndarray:
     return flags.to_numpy().view(np.bool_)
 
 
+def _register(name: str, reference: Reference, description: str, *rules: str):
+    """Register a SQuAD metric: (prediction, gold) roles, the common rules, then ``rules``."""
+    return register(
+        name,
+        roles=("prediction", "gold"),
+        dtypes=DTYPES,
+        reference=reference,
+        description=description,
+        edge_rules=(*_COMMON_EDGE_RULES, *rules),
+    )
+
+
+@_register(
+    "squad_em",
+    REFERENCE_EM,
+    "SQuAD exact match after normalize_answer, best over gold alternatives",
+    "an empty prediction scores 1.0 exactly when no gold answer survives normalisation",
+)
 def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """SQuAD exact match: 1.0 if the normalised prediction equals a normalised gold answer.
 
@@ -226,18 +242,14 @@ def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        ``Float64``, 1.0 or 0.0 per row; null where an input is null.
+        ``Float64`` per row: 1.0 for a match, else 0.0; null where an input is null.
 
     Notes
     -----
     Reference: ``get_raw_scores``'s ``max(compute_exact(a, pred) for a in gold_answers)``
     (SQuAD 2.0 official script, ``transformers.data.metrics.squad_metrics``), with
     ``gold_answers`` the alternatives that do not normalise to ``""``, or ``[""]``
-    when there are none. Edge rules: an empty prediction scores 1.0 exactly when no
-    gold answer survives normalisation (an unanswerable question, an empty gold
-    list, or golds like ``"the"`` or ``"..."``) and 0.0 otherwise; null prediction
-    or gold gives null; null alternatives are skipped, and a list of only null
-    alternatives gives null.
+    when there are none.
 
     Examples
     --------
@@ -260,34 +272,37 @@ def squad_em(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     return _scores(prediction, gold).arr.get(0)
 
 
+@_register(
+    "squad_f1",
+    REFERENCE_F1,
+    "SQuAD token F1 (multiset of normalised tokens), best over gold alternatives",
+    "tokens are a multiset: a repeated word counts as many times as both answers have it",
+    "if the prediction or the gold answer has no tokens, F1 = 1.0 when both have none, "
+    "else 0.0",
+    COMPUTE_F1_RULE,
+)
 def squad_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """SQuAD token F1: the harmonic mean of token precision and recall, best gold answer.
 
     Parameters
     ----------
-    prediction
-        ``String`` column (name or expression): the model's answer.
-    gold
-        ``String`` or ``List(String)`` column: the gold answer, or its alternatives.
+    prediction, gold
+        As for :func:`squad_em`.
 
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1] per row; null where an input is null.
+        ``Float64`` per row, the best gold answer's F1 in [0, 1]; null where an input
+        is null.
 
     Notes
     -----
     Reference: ``get_raw_scores``'s ``max(compute_f1(a, pred) for a in gold_answers)``
     (SQuAD 2.0 official script, ``transformers.data.metrics.squad_metrics``); every
-    value is bit-identical to it. Tokens are the words of the normalised text and
-    are counted as a multiset (a word repeated in both answers counts as often as
-    it is shared). ``precision = same / len(pred)``, ``recall = same / len(gold)``,
+    value is bit-identical to it. Tokens are the words of the normalised text:
+    ``precision = same / len(pred)``, ``recall = same / len(gold)``,
     ``f1 = (2 * precision * recall) / (precision + recall)``, evaluated in that
-    order. Edge rules: when the prediction or the gold answer has no tokens, F1 is
-    1.0 if both have none and 0.0 otherwise; gold answers without tokens are
-    dropped first, as for :func:`squad_em`, and a question left without any has
-    the single gold ``""``; null prediction or gold gives null; null alternatives
-    are skipped, and a list of only null alternatives gives null.
+    order.
 
     Examples
     --------
@@ -309,33 +324,3 @@ def squad_f1(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
     """
     return _scores(prediction, gold).arr.get(1)
 
-
-register(
-    "squad_em",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    reference=REFERENCE_EM,
-    description="SQuAD exact match after normalize_answer, best over gold alternatives",
-    edge_rules=(
-        *_COMMON_EDGE_RULES,
-        "an empty prediction scores 1.0 exactly when no gold answer survives normalisation",
-    ),
-    function=squad_em,
-)
-
-register(
-    "squad_f1",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    reference=REFERENCE_F1,
-    description="SQuAD token F1 (multiset of normalised tokens), best over gold alternatives",
-    edge_rules=(
-        *_COMMON_EDGE_RULES,
-        "tokens are a multiset: a repeated word counts as many times as both answers have it",
-        "if the prediction or the gold answer has no tokens, F1 = 1.0 when both have none, "
-        "else 0.0",
-        "F1 is bit-identical to compute_f1: precision = same/len(pred), recall = "
-        "same/len(gold), f1 = (2*precision*recall)/(precision+recall)",
-    ),
-    function=squad_f1,
-)

@@ -32,7 +32,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, guard, parse_into_expr
 from evalframe.metrics._pairs import max_over_pairs
-from evalframe.metrics._rules import GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
+from evalframe.metrics._rules import COMPUTE_F1_RULE, GOLD_EDGE_RULES, MULTI_RULE, NULL_RULE
 from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES, as_alternatives, empty_gold_check
 from evalframe.metrics._token_f1 import map_alternatives, token_f1_expr
 from evalframe.metrics.exact_match import LIGHTEVAL_VERSION
@@ -43,6 +43,27 @@ from evalframe.normalize.table import TextFunction, resolve_normalizer
 
 __all__ = ["token_f1", "word_set_f1"]
 
+@register(
+    "token_f1",
+    roles=("prediction", "gold"),
+    dtypes=DTYPES,
+    reference=Reference(
+        "transformers", "4.57", "data.metrics.squad_metrics.compute_f1 (max over golds)"
+    ),
+    description="Multiset token F1 after SQuAD normalisation, best over gold alternatives",
+    edge_rules=(
+        *GOLD_EDGE_RULES,
+        "words are a multiset: a repeated word counts as often as both sides have it",
+        "a side without words: 1.0 if both have none, else 0.0; gold alternatives without "
+        "words are kept (unlike squad_f1)",
+        COMPUTE_F1_RULE,
+    ),
+    divergences=(
+        "compute_f1 scores one gold string; token_f1 takes the maximum over alternatives and, "
+        "unlike get_raw_scores, does not drop alternatives that normalise to '' (token_f1('', "
+        "['x', '']) = 1.0, squad_f1 gives 0.0)",
+    ),
+)
 def token_f1(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -53,10 +74,9 @@ def token_f1(
 
     Parameters
     ----------
-    prediction
-        ``String`` column (name or expression).
-    gold
-        ``String`` or ``List(String)`` column: the reference, or its alternatives.
+    prediction, gold
+        ``String`` columns (names or expressions); ``gold`` may also be a
+        ``List(String)`` column of alternatives.
     normalizer
         A name from the normaliser table (see :data:`evalframe.normalize.NORMALIZERS`)
         or a function from ``pl.Expr`` to ``pl.Expr``, applied to both sides before
@@ -73,12 +93,7 @@ def token_f1(
     -----
     Reference: ``compute_f1`` of the SQuAD 2.0 official script
     (``transformers.data.metrics.squad_metrics``), maximised over the alternatives,
-    bit-identical with the default normaliser. Unlike :func:`squad_f1`, gold
-    alternatives without words are kept, not dropped. Edge rules: words are a
-    multiset; if the prediction or an alternative has no words, that pair scores
-    1.0 when both have none and 0.0 otherwise; an empty gold list raises
-    :class:`evalframe.EvalframeError`; null prediction or gold gives null; null
-    alternatives are skipped, and a list of only null alternatives gives null.
+    bit-identical with the default normaliser.
 
     Examples
     --------
@@ -117,6 +132,23 @@ def token_f1(
     return guard("token_f1", values, [empty_gold_check(gold)])
 
 
+@register(
+    "word_set_f1",
+    roles=("prediction", "gold"),
+    dtypes=TEXT_DTYPES,
+    reference=Reference("lighteval", LIGHTEVAL_VERSION, "metrics.Metrics.f1_score (F1_score)"),
+    description="F1 between the sets of whitespace-separated words (lighteval f1_score)",
+    edge_rules=(
+        "set F1 (nltk.scores.f_measure of word sets, alpha=0.5): repeated words count once; "
+        "not SQuAD's multiset token_f1",
+        "words are Python str.split() pieces; '' or whitespace-only on either side scores "
+        "0.0, '' vs '' included",
+        MULTI_RULE,
+        NULL_RULE,
+        "normalizer='none' by default: case and punctuation count ('The' != 'the'); "
+        "normalizer='helm' is lighteval's f1_score_quasi",
+    ),
+)
 def word_set_f1(
     prediction: IntoExpr, gold: IntoExpr, *, normalizer: str | TextFunction | None = "none"
 ) -> pl.Expr:
@@ -126,19 +158,12 @@ def word_set_f1(
     whitespace (Python's ``str.split()``), turn the words into sets and return
     ``nltk.scores.f_measure(gold_set, prediction_set)`` = ``1 / (0.5 / P + 0.5 / R)``
     with ``P = |common| / |prediction set|`` and ``R = |common| / |gold set|``; 0.0 when
-    either set is empty or nothing is shared. The row's score is the maximum over
-    (gold, prediction) pairs.
-
-    This is a **set** F1, unlike SQuAD's multiset ``token_f1``/``squad_f1``: a repeated
-    word counts once (``"a a b"`` vs ``"a b"`` scores 1.0 here, 0.8 there), and no
-    normalisation happens unless asked for (``"The"`` and ``"the"`` differ).
+    either set is empty or nothing is shared.
 
     Parameters
     ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
+    prediction, gold
+        ``str`` columns, or ``list[str]``: several samples (prediction), alternatives (gold).
     normalizer
         A name from the normaliser table or a function from ``pl.Expr`` to ``pl.Expr``:
         ``"none"`` (the default) is lighteval's ``f1_score``, ``"helm"`` its
@@ -147,32 +172,31 @@ def word_set_f1(
     Returns
     -------
     pl.Expr
-        ``Float64`` in [0, 1] per row; null where an input is null.
+        ``Float64`` per row, the best pair's F1 in [0, 1]; null where an input is null.
 
     Notes
     -----
     lighteval's ``F1_score`` accepts ``strip_strings`` but never uses it; stripping
-    cannot change a whitespace split anyway. Empty texts: ``""`` vs anything scores 0.0
-    (``f_measure`` returns ``None``, which lighteval turns into 0.0), ``""`` vs ``""``
-    included.
+    cannot change a whitespace split anyway. ``f_measure`` returns ``None`` for an empty
+    set, which lighteval turns into 0.0.
 
     Examples
     --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["the cat sat", "cat cat", "", None],
+    >>> df = pl.DataFrame({"pred": ["the cat sat", "Cat cat", "", None],
     ...                    "gold": ["the cat", "the cat", "", "cat"]})
     >>> df.with_columns(word_set_f1("pred", "gold").alias("f1"))
     shape: (4, 3)
-    ┌─────────────┬─────────┬──────────┐
-    │ pred        ┆ gold    ┆ f1       │
-    │ ---         ┆ ---     ┆ ---      │
-    │ str         ┆ str     ┆ f64      │
-    ╞═════════════╪═════════╪══════════╡
-    │ the cat sat ┆ the cat ┆ 0.8      │
-    │ cat cat     ┆ the cat ┆ 0.666667 │
-    │             ┆         ┆ 0.0      │
-    │ null        ┆ cat     ┆ null     │
-    └─────────────┴─────────┴──────────┘
+    ┌─────────────┬─────────┬──────┐
+    │ pred        ┆ gold    ┆ f1   │
+    │ ---         ┆ ---     ┆ ---  │
+    │ str         ┆ str     ┆ f64  │
+    ╞═════════════╪═════════╪══════╡
+    │ the cat sat ┆ the cat ┆ 0.8  │
+    │ Cat cat     ┆ the cat ┆ 0.5  │
+    │             ┆         ┆ 0.0  │
+    │ null        ┆ cat     ┆ null │
+    └─────────────┴─────────┴──────┘
     """
     _, normalize = resolve_normalizer("word_set_f1", normalizer)
 
@@ -198,50 +222,3 @@ def word_set_f1(
         "word_set_f1", prediction, gold, words("pred_words"), words("gold_words"), score
     )
 
-
-register(
-    "token_f1",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    reference=Reference(
-        "transformers", "4.57", "data.metrics.squad_metrics.compute_f1 (max over golds)"
-    ),
-    description="Multiset token F1 after SQuAD normalisation, best over gold alternatives",
-    edge_rules=(
-        *GOLD_EDGE_RULES,
-        "words are a multiset: a repeated word counts as often as both sides have it",
-        "a side without words: 1.0 if both have none, else 0.0; gold alternatives without "
-        "words are kept (unlike squad_f1)",
-        "F1 is bit-identical to compute_f1: precision = same/len(pred), recall = "
-        "same/len(gold), f1 = (2*precision*recall)/(precision+recall)",
-    ),
-    divergences=(
-        "compute_f1 scores one gold string; token_f1 takes the maximum over alternatives and, "
-        "unlike get_raw_scores, does not drop alternatives that normalise to '' (token_f1('', "
-        "['x', '']) = 1.0, squad_f1 gives 0.0)",
-    ),
-    function=token_f1,
-)
-
-
-_F1_RULES = (
-    "set F1 (nltk.scores.f_measure of word sets, alpha=0.5): repeated words count once; not "
-    "SQuAD's multiset token_f1",
-    "words are Python str.split() pieces; '' or whitespace-only on either side scores 0.0, "
-    "'' vs '' included",
-    MULTI_RULE,
-    NULL_RULE,
-)
-register(
-    "word_set_f1",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference("lighteval", LIGHTEVAL_VERSION, "metrics.Metrics.f1_score (F1_score)"),
-    description="F1 between the sets of whitespace-separated words (lighteval f1_score)",
-    edge_rules=(
-        *_F1_RULES,
-        "normalizer='none' by default: case and punctuation count ('The' != 'the'); "
-        "normalizer='helm' is lighteval's f1_score_quasi",
-    ),
-    function=word_set_f1,
-)
