@@ -250,3 +250,19 @@ def test_win_rate_matrix_by_hand():
     assert wide.row(2) == ("z", 0.5, None, None)
     long = win_rate_matrix(battles, long=True)
     assert long.filter((pl.col("model") == "y") & (pl.col("opponent") == "x"))["n"].item() == 3
+
+
+def test_a_fit_that_stalls_at_floating_point_precision_is_finished_not_refused():
+    # every model wins 6, loses 6 and ties 4 around a cycle x > y > z > x: by symmetry the
+    # maximum-likelihood ratings are equal, all at init (1000); some bootstrap replicates
+    # made scipy's trust-exact stop with a gradient of ~1.5e-8 ("a bad approximation"),
+    # which was reported as a fit that did not converge
+    battles = pl.DataFrame({
+        "sample_id": [f"q{i}" for i in range(24)],
+        "model_a": ["x", "y", "z"] * 8,
+        "model_b": ["y", "z", "x"] * 8,
+        "outcome": ["A", "B", "tie", "B", "A", "A", "tie", "B"] * 3,
+    })
+    table = ratings(battles, bootstrap=20)
+    assert table["rating"].to_list() == pytest.approx([1000.0] * 3, abs=1e-6)
+    assert table["bootstrap_dropped"].to_list() == [0, 0, 0]

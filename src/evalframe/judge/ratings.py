@@ -266,7 +266,24 @@ def _fit(
         fun, np.delete(start, reference), jac=True, hess=hess, method="trust-exact",
         options={"gtol": _GTOL, "maxiter": 200},
     )
-    _, grad, _ = _loss(result.x, battles, weight, alpha, reference)
+    theta = result.x
+    _, grad, hessian = _loss(theta, battles, weight, alpha, reference)
+    # trust-exact may stop near the optimum when the loss no longer changes in floating
+    # point ("a bad approximation"), its gradient still ~1e-8: Newton steps, exact there,
+    # finish the fit
+    for _ in range(3):
+        if not np.all(np.isfinite(theta)) or np.max(np.abs(grad), initial=0.0) <= 1e-12:
+            break
+        try:
+            step = np.linalg.solve(hessian, grad)
+        except np.linalg.LinAlgError:
+            break
+        candidate = theta - step
+        _, candidate_grad, candidate_hessian = _loss(candidate, battles, weight, alpha, reference)
+        if not np.max(np.abs(candidate_grad)) < np.max(np.abs(grad)):
+            break
+        theta, grad, hessian = candidate, candidate_grad, candidate_hessian
+    result.x = theta
     if not np.all(np.isfinite(result.x)) or np.max(np.abs(grad)) > 1e-8:
         raise EvalframeError(
             f"the Bradley-Terry fit did not converge ({result.message}); largest gradient "
