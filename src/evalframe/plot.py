@@ -1,0 +1,635 @@
+"""Charts of evalframe's own tables, as Altair (Vega-Lite) charts.
+
+Each function takes a table evalframe returns (``aggregate``, ``compare``, the judge's
+``report``, ``ratings`` and ``win_rate_matrix``, or a scored frame) and returns an
+``altair`` chart: it renders in Jupyter, VS Code and browsers, and exports offline to SVG,
+PNG or HTML (``chart.save("scores.svg")``, through ``vl-convert-python``). What a number
+is (its metric, interval method and missing-answer policy) is read from the table's
+``signature`` column, never guessed from a column name; every chart states n, the
+interval and the missing-answer policy in its tooltip and subtitle.
+
+Needs the ``plot`` extra: ``pip install "evalframe[plot]"``.
+
+>>> import polars as pl
+>>> import evalframe as ef
+>>> from evalframe import plot
+>>> scored = ef.score(pl.DataFrame({"model": ["a", "a", "b", "b"], "task": ["t"] * 4,
+...                                 "n": [5, 5, 5, 5], "c": [1, 2, 4, 5]}), ["pass@1"])
+>>> spec = plot.scores(ef.aggregate(scored, by=["model", "task"])).to_dict()
+>>> spec["facet"]["row"]["field"], [layer["mark"]["type"] for layer in spec["spec"]["layer"]]
+('task', ['rule', 'point'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalframe.errors import EvalframeError
+
+if TYPE_CHECKING:
+    import altair as alt
+
+__all__ = [
+    "calibration",
+    "comparison",
+    "curve",
+    "distribution",
+    "judge_bias",
+    "ratings",
+    "scores",
+    "win_rates",
+]
+
+#: Columns of an aggregate table that are not grouping keys.
+_AGGREGATE_COLUMNS = (
+    "metric", "k", "n", "n_missing", "n_null", "value", "stderr", "ci_low", "ci_high",
+    "n_clusters", "signature", "reference_signature", "n_tasks",
+)
+#: Columns of a compare table that are not grouping keys.
+_COMPARE_COLUMNS = (
+    "model", "baseline", "metric", "n_pairs", "n_null_pairs", "n_unmatched_model",
+    "n_unmatched_baseline", "value_model", "value_baseline", "diff", "stderr", "ci_low",
+    "ci_high", "p_value", "p_adjusted", "correlation", "method", "signature",
+)
+_MISSING_WORDS = {
+    "wrong": "missing answers counted as wrong",
+    "exclude": "missing answers left out",
+    "error": "no missing answers (refused)",
+    "unknown": "missing answers not known",
+}
+
+
+def _altair() -> Any:
+    try:
+        import altair
+    except ImportError:  # pragma: no cover - the extra is installed in the tests
+        raise EvalframeError(
+            'charts need Altair: pip install "evalframe[plot]" (altair, vl-convert-python)'
+        ) from None
+    return altair
+
+
+def _frame(table: Any, what: str) -> pl.DataFrame:
+    if isinstance(table, pl.LazyFrame):
+        table = table.collect()
+    if not isinstance(table, pl.DataFrame):
+        raise EvalframeError(f"{what}: expected a polars DataFrame, got {type(table).__name__}")
+    return table
+
+
+def _require(frame: pl.DataFrame, columns: Sequence[str], what: str, source: str) -> None:
+    absent = [column for column in columns if column not in frame.columns]
+    if absent:
+        raise EvalframeError(
+            f"{what}: the table has no column(s) {', '.join(map(repr, absent))}; expected "
+            f"{source} (its columns: {', '.join(frame.columns)})"
+        )
+
+
+def signature_fields(signature: str | None) -> dict[str, str]:
+    """The ``key:value`` fields of a signature (``metric``, ``ci``, ``missing``, ...).
+
+    >>> signature_fields("metric:acc|opts:-|missing:wrong|ci:wilson-0.95|version:0.2.0")["ci"]
+    'wilson-0.95'
+    """
+    fields: dict[str, str] = {}
+    for part in (signature or "").split("|"):
+        key, sep, value = part.partition(":")
+        if sep and key not in fields:
+            fields[key] = value
+    return fields
+
+
+def _described(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``interval`` and ``missing`` columns read from its signatures."""
+    if "signature" not in frame.columns:
+        return frame.with_columns(interval=pl.lit(None, pl.String), missing=pl.lit(None, pl.String))
+    fields = [signature_fields(text) for text in frame["signature"].to_list()]
+    return frame.with_columns(
+        interval=pl.Series([f.get("ci") for f in fields], dtype=pl.String),
+        missing=pl.Series(
+            [_MISSING_WORDS.get(f.get("missing", ""), f.get("missing")) for f in fields],
+            dtype=pl.String,
+        ),
+    )
+
+
+def _one_or_mixed(values: pl.Series, mixed: str) -> str | None:
+    distinct = [value for value in values.unique(maintain_order=True).to_list() if value]
+    if not distinct:
+        return None
+    return distinct[0] if len(distinct) == 1 else mixed
+
+
+def _subtitle(frame: pl.DataFrame, n_column: str = "n") -> list[str]:
+    """What every number of the chart is: intervals, missing answers, n."""
+    lines = []
+    interval = _one_or_mixed(frame["interval"], "intervals of several methods (see tooltips)")
+    if interval:
+        method, _, level = interval.rpartition("-")
+        try:
+            lines.append(f"{float(level):.0%} intervals ({method})")
+        except ValueError:
+            lines.append(f"intervals: {interval}")
+    missing = _one_or_mixed(frame["missing"], "missing-answer policies differ (see tooltips)")
+    if missing:
+        lines.append(missing)
+    if n_column in frame.columns and frame.height:
+        low, high = frame[n_column].min(), frame[n_column].max()
+        lines.append(f"n = {low}" if low == high else f"n = {low} to {high}")
+    return ["; ".join(lines)] if lines else []
+
+
+def _keys(frame: pl.DataFrame, known: Sequence[str]) -> list[str]:
+    return [column for column in frame.columns if column not in known and column not in (
+        "interval", "missing")]
+
+
+def _title(alt: Any, title: str | None, default: str, subtitle: list[str]) -> Any:
+    return alt.TitleParams(text=title or default, subtitle=subtitle, anchor="start")
+
+
+def _facet(chart: Any, alt: Any, row: str | None, column: str | None) -> Any:
+    if row is None and column is None:
+        return chart
+    facet = {}
+    if row is not None:
+        facet["row"] = alt.Row(f"{row}:N", title=row, header=alt.Header(labelAngle=0,
+                                                                      labelAlign="left"))
+    if column is not None:
+        facet["column"] = alt.Column(f"{column}:N", title=column)
+    return chart.facet(**facet).resolve_scale(x="independent")
+
+
+def scores(
+    table: pl.DataFrame,
+    *,
+    y: str | None = None,
+    row: str | None = None,
+    column: str | None = None,
+    title: str | None = None,
+) -> alt.Chart:
+    """A forest plot of ``aggregate``'s scores with their confidence intervals.
+
+    One point per row at ``value`` with a bar from ``ci_low`` to ``ci_high``. The value
+    axis is not forced to zero (intervals would collapse to dots). By default the rows are
+    the first grouping key (``model`` where there is one), the facets the second (``task``)
+    and the metrics side by side, each with its own axis.
+
+    Parameters
+    ----------
+    table
+        A table of :func:`evalframe.aggregate` (or :func:`evalframe.group_tasks`).
+    y, row, column
+        The grouping columns for the rows of each panel, the facet rows and the facet
+        columns; ``column`` defaults to ``"metric"`` when there are several metrics.
+    title
+        The chart's title.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> scored = ef.score(pl.DataFrame({"model": ["a", "b"] * 3, "c": [1, 2, 0, 2, 1, 2],
+    ...                                 "n": [2] * 6}), ["pass@1"])
+    >>> spec = scores(ef.aggregate(scored, by="model")).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rule', 'point']
+    >>> spec["layer"][0]["encoding"]["x"]["scale"]["zero"]
+    False
+    """
+    alt = _altair()
+    frame = _described(_frame(table, "scores"))
+    _require(frame, ("metric", "value", "ci_low", "ci_high", "n"), "scores",
+             "a table of evalframe.aggregate")
+    keys = _keys(frame, _AGGREGATE_COLUMNS)
+    y = y or ("model" if "model" in keys else (keys[0] if keys else "metric"))
+    rest = [key for key in keys if key != y]
+    row = row if row is not None else (rest[0] if rest else None)
+    if column is None and frame["metric"].n_unique() > 1 and y != "metric":
+        column = "metric"
+    tooltip = [
+        *(alt.Tooltip(f"{key}:N") for key in keys), alt.Tooltip("metric:N"),
+        alt.Tooltip("value:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
+        alt.Tooltip("ci_high:Q", format=".4f"), alt.Tooltip("n:Q"),
+        *([alt.Tooltip("n_missing:Q")] if "n_missing" in frame.columns else []),
+        alt.Tooltip("interval:N"), alt.Tooltip("missing:N"),
+    ]
+    base = alt.Chart(frame.drop("signature", strict=False)).encode(
+        y=alt.Y(f"{y}:N", title=y, sort=None), tooltip=tooltip
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="value", scale=alt.Scale(zero=False)), x2="ci_high:Q"
+    )
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("value:Q", scale=alt.Scale(zero=False))
+    )
+    chart = _facet(alt.layer(bars, points), alt, row, column)
+    return chart.properties(title=_title(alt, title, "Scores", _subtitle(frame)))
+
+
+def curve(
+    table: pl.DataFrame,
+    *,
+    color: str | None = None,
+    row: str | None = None,
+    title: str | None = None,
+) -> alt.Chart:
+    """pass@k, maj@k (any metric with a ``k``) over k, with interval bands.
+
+    The rows of ``aggregate`` with a ``k`` are drawn as one line per model (``color``)
+    and metric family (``pass@{k}``, ``maj@{k}``: read from the signature, so aliases are
+    recognised), with the interval as a band; k is on a log-2 axis when it spans a factor
+    of 8 or more.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> scored = ef.score(pl.DataFrame({"model": ["a", "b"] * 2, "n": [10] * 4,
+    ...                                 "c": [1, 5, 2, 7]}), ["pass@1", "pass@2", "pass@5"])
+    >>> spec = curve(ef.aggregate(scored, by="model")).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['area', 'line', 'point']
+    """
+    from evalframe.metrics.registry import resolve
+
+    alt = _altair()
+    frame = _described(_frame(table, "curve"))
+    _require(frame, ("metric", "k", "value", "ci_low", "ci_high", "n", "signature"), "curve",
+             "a table of evalframe.aggregate with pass@k-style metrics (a k column)")
+    frame = frame.filter(pl.col("k").is_not_null())
+    if frame.is_empty():
+        raise EvalframeError(
+            "curve: no row has a k (score metrics such as pass@1, pass@10 or maj@8)"
+        )
+    families = []
+    for text in frame["signature"].to_list():
+        fields = signature_fields(text)
+        spec, _ = resolve(fields.get("metric", ""))
+        opts = fields.get("opts", "-")
+        families.append(spec.name if opts == "-" else f"{spec.name}({opts})")
+    frame = frame.with_columns(family=pl.Series(families, dtype=pl.String))
+    keys = _keys(frame, (*_AGGREGATE_COLUMNS, "family"))
+    color = color or ("model" if "model" in keys else (keys[0] if keys else "family"))
+    rest = [key for key in keys if key != color]
+    row = row if row is not None else (rest[0] if rest else None)
+    k_values = frame["k"]
+    scale = (alt.Scale(type="log", base=2) if k_values.max() >= 8 * k_values.min()
+             else alt.Scale(zero=False))
+    tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "metric:N", "k:Q",
+               alt.Tooltip("value:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
+               alt.Tooltip("ci_high:Q", format=".4f"), "n:Q", "interval:N", "missing:N"]
+    base = alt.Chart(frame.drop("signature").sort("k")).encode(
+        x=alt.X("k:Q", scale=scale, title="k"),
+        color=alt.Color(f"{color}:N", title=color),
+        detail="family:N",
+        tooltip=tooltip,
+    )
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low:Q", title="value"),
+                                              y2="ci_high:Q")
+    line = base.mark_line().encode(y="value:Q", strokeDash=alt.StrokeDash("family:N",
+                                                                         title="metric"))
+    points = base.mark_point(filled=True).encode(y="value:Q")
+    chart = alt.layer(band, line, points)
+    if row is not None:
+        chart = chart.facet(row=alt.Row(f"{row}:N", title=row))
+    return chart.properties(title=_title(alt, title, "Scores over k", _subtitle(frame)))
+
+
+def comparison(
+    table: pl.DataFrame,
+    *,
+    alpha: float = 0.05,
+    row: str | None = None,
+    title: str | None = None,
+) -> alt.Chart:
+    """A forest plot of ``compare``'s paired differences, significance marked.
+
+    One point per model (against its baseline) at ``diff`` with its interval, a rule at
+    0, and the point filled where the difference is significant at ``alpha`` after the
+    table's correction (``p_adjusted`` when the comparison was corrected, else
+    ``p_value``). Rows without pairs (no difference could be computed) are left out and
+    counted in the subtitle.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> frame = pl.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "sample_id": list("wxyz") * 2,
+    ...                       "prediction": ["1", "2", "3", "4", "1", "0", "3", "0"],
+    ...                       "gold": ["1", "2", "3", "4"] * 2})
+    >>> table = ef.compare(ef.score(frame, ["exact_match"]), baseline="a")
+    >>> spec = comparison(table).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rule', 'rule', 'point']
+    """
+    alt = _altair()
+    frame = _described(_frame(table, "comparison"))
+    _require(frame, ("model", "baseline", "metric", "diff", "ci_low", "ci_high", "p_value"),
+             "comparison", "a table of evalframe.compare")
+    keys = _keys(frame, _COMPARE_COLUMNS)
+    empty = frame.filter(pl.col("diff").is_null()).height
+    frame = frame.filter(pl.col("diff").is_not_null())
+    p = "p_adjusted" if "p_adjusted" in frame.columns and frame["p_adjusted"].is_not_null().any() \
+        else "p_value"
+    frame = frame.with_columns(
+        versus=pl.col("model") + " vs " + pl.col("baseline"),
+        significant=pl.when(pl.col(p) < alpha).then(pl.lit(f"{p} < {alpha}"))
+        .otherwise(pl.lit("not significant")),
+    )
+    row = row if row is not None else (keys[0] if keys else None)
+    column = "metric" if frame["metric"].n_unique() > 1 else None
+    tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "versus:N", "metric:N",
+               alt.Tooltip("diff:Q", format="+.4f"), alt.Tooltip("ci_low:Q", format="+.4f"),
+               alt.Tooltip("ci_high:Q", format="+.4f"), alt.Tooltip("p_value:Q", format=".4g"),
+               *([alt.Tooltip("p_adjusted:Q", format=".4g")] if "p_adjusted" in frame.columns
+                 else []),
+               *([alt.Tooltip("n_pairs:Q")] if "n_pairs" in frame.columns else []),
+               *([alt.Tooltip("method:N")] if "method" in frame.columns else []),
+               "interval:N", "missing:N"]
+    base = alt.Chart(frame.drop("signature", strict=False)).encode(
+        y=alt.Y("versus:N", title=None, sort=None), tooltip=tooltip
+    )
+    zero = alt.Chart(pl.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[4, 4],
+                                                               color="gray").encode(x="zero:Q")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="difference (model - baseline)",
+                scale=alt.Scale(zero=False)),
+        x2="ci_high:Q",
+    )
+    points = base.mark_point(size=70).encode(
+        x="diff:Q",
+        fill=alt.Fill("significant:N", title="significance",
+                      scale=alt.Scale(domain=[f"{p} < {alpha}", "not significant"],
+                                      range=["#d62728", "white"])),
+        color=alt.value("#d62728"),
+    )
+    subtitle = _subtitle(frame.rename({"n_pairs": "n"}) if "n_pairs" in frame.columns
+                         else frame)
+    if empty:
+        subtitle.append(f"{empty} comparison(s) without pairs left out")
+    chart = _facet(alt.layer(zero, bars, points), alt, row, column)
+    return chart.properties(title=_title(alt, title, "Paired differences", subtitle))
+
+
+def win_rates(matrix: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
+    """A heatmap of :func:`evalframe.judge.win_rate_matrix` (wide or ``long=True``).
+
+    Cell (row, column) is the row model's win rate against the column model, ties half;
+    the number of battles is in the tooltip of the long form.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> battles = pl.DataFrame({"model_a": ["x", "y", "x"], "model_b": ["y", "z", "z"],
+    ...                         "outcome": ["A", "tie", "B"]})
+    >>> spec = win_rates(ef.judge.win_rate_matrix(battles, long=True)).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rect', 'text']
+    """
+    alt = _altair()
+    frame = _frame(matrix, "win_rates")
+    if "opponent" not in frame.columns:
+        _require(frame, ("model",), "win_rates", "a table of evalframe.judge.win_rate_matrix")
+        frame = frame.unpivot(index="model", variable_name="opponent", value_name="win_rate")
+    _require(frame, ("model", "opponent", "win_rate"), "win_rates",
+             "a table of evalframe.judge.win_rate_matrix")
+    frame = frame.filter(pl.col("win_rate").is_not_null())
+    order = sorted(set(frame["model"].to_list()) | set(frame["opponent"].to_list()))
+    tooltip = ["model:N", "opponent:N", alt.Tooltip("win_rate:Q", format=".3f"),
+               *(["n:Q"] if "n" in frame.columns else [])]
+    base = alt.Chart(frame).encode(
+        x=alt.X("opponent:N", sort=order, title="against"),
+        y=alt.Y("model:N", sort=order, title="model"),
+        tooltip=tooltip,
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("win_rate:Q", scale=alt.Scale(scheme="redblue", domain=[0, 1],
+                                                      domainMid=0.5), title="win rate")
+    )
+    labels = base.mark_text(fontSize=11).encode(text=alt.Text("win_rate:Q", format=".2f"))
+    subtitle = ["ties count half; errors left out"]
+    return alt.layer(cells, labels).properties(
+        title=_title(alt, title, "Win rates", subtitle)
+    )
+
+
+def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
+    """Bradley-Terry ratings of :func:`evalframe.judge.ratings` with their intervals.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> battles = pl.DataFrame({"sample_id": [f"q{i}" for i in range(6)],
+    ...                         "model_a": ["x", "y", "z"] * 2, "model_b": ["y", "z", "x"] * 2,
+    ...                         "outcome": ["A", "A", "A", "B", "tie", "A"]})
+    >>> spec = ratings(ef.judge.ratings(battles, bootstrap=20)).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rule', 'point']
+    """
+    alt = _altair()
+    frame = _frame(table, "ratings")
+    _require(frame, ("model", "rating", "ci_low", "ci_high"), "ratings",
+             "a table of evalframe.judge.ratings")
+    order = frame.sort("rating", descending=True)["model"].to_list()
+    tooltip = ["model:N", alt.Tooltip("rating:Q", format=".1f"),
+               alt.Tooltip("ci_low:Q", format=".1f"), alt.Tooltip("ci_high:Q", format=".1f"),
+               *(["n_battles:Q"] if "n_battles" in frame.columns else [])]
+    base = alt.Chart(frame.drop("signature", strict=False)).encode(
+        y=alt.Y("model:N", sort=order, title=None), tooltip=tooltip
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="rating", scale=alt.Scale(zero=False)), x2="ci_high:Q"
+    )
+    points = base.mark_point(filled=True, size=60).encode(x="rating:Q")
+    fields = signature_fields(frame["signature"][0]) if "signature" in frame.columns and \
+        frame.height else {}
+    subtitle = ["Bradley-Terry (Elo scale); bootstrap intervals" +
+                (f" ({fields['ci']})" if "ci" in fields else "")]
+    if "n_battles" in frame.columns and frame.height:
+        subtitle[0] += f"; {int(frame['n_battles'].sum()) // 2} battles"
+    return alt.layer(bars, points).properties(title=_title(alt, title, "Ratings", subtitle))
+
+
+def judge_bias(report: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
+    """Position bias and inconsistency per group of :func:`evalframe.judge.report`.
+
+    ``position_bias`` is the share of decisive verdicts that chose the first position
+    (0.5 is no bias); the inconsistency rate is ``inconsistent / n_valid`` (the two
+    orders disagree). Both are shown per group, with 0.5 and 0 marked.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> result = pl.DataFrame({"sample_id": ["q1", "q2", "q3", "q4"], "model_a": ["x"] * 4,
+    ...                        "model_b": ["y"] * 4, "verdict_ab": ["A", "A", "B", "tie"],
+    ...                        "verdict_ba": ["A", "B", "A", "tie"]})
+    >>> spec = judge_bias(ef.judge.report(result, by="model_a")).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["spec"]["layer"]]
+    ['bar', 'rule']
+    """
+    alt = _altair()
+    frame = _frame(report, "judge_bias")
+    _require(frame, ("position_bias", "inconsistent", "n_valid", "n_decisive"), "judge_bias",
+             "a table of evalframe.judge.report")
+    keys = [column for column in frame.columns if column not in _REPORT_COLUMNS]
+    group = (pl.concat_str([pl.col(key).cast(pl.String) for key in keys], separator=" / ")
+             if keys else pl.lit("all"))
+    frame = frame.with_columns(group=group)
+    long = pl.concat([
+        frame.select("group", measure=pl.lit("position bias (first chosen)"),
+                     rate=pl.col("position_bias"), n=pl.col("n_decisive").cast(pl.Int64)),
+        frame.select("group", measure=pl.lit("inconsistent"),
+                     rate=pl.col("inconsistent") / pl.col("n_valid"),
+                     n=pl.col("n_valid").cast(pl.Int64)),
+    ])
+    long = long.with_columns(
+        ideal=pl.when(pl.col("measure") == "inconsistent").then(0.0).otherwise(0.5)
+    )
+    base = alt.Chart(long)
+    bars = base.mark_bar().encode(
+        x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), title="rate"),
+        y=alt.Y("group:N", title=None, sort=None),
+        tooltip=["group:N", "measure:N", alt.Tooltip("rate:Q", format=".3f"), "n:Q"],
+    )
+    ideal = base.mark_rule(strokeDash=[4, 4], color="gray").encode(x="ideal:Q")
+    chart = alt.layer(bars, ideal).facet(column=alt.Column("measure:N", title=None))
+    return chart.properties(title=_title(
+        alt, title, "Judge position bias and inconsistency",
+        ["dashed: no bias (0.5), no inconsistency (0)"]))
+
+
+_REPORT_COLUMNS = (
+    "wins_a", "wins_b", "ties", "inconsistent", "errors", "n_valid", "win_rate_a", "win_rate",
+    "stderr", "ci_low", "ci_high", "n_clusters", "position_bias", "n_decisive", "signature",
+    "n", "score",
+)
+
+
+def distribution(
+    scored: pl.DataFrame, metric: str, *, by: str | None = "model", bins: int = 20,
+    title: str | None = None,
+) -> alt.Chart:
+    """The distribution of one metric's per-sample scores (a histogram per ``by`` group).
+
+    Rows whose score is null (not scoreable, or a missing answer the policy leaves out)
+    are counted in the subtitle, not drawn.
+
+    Examples
+    --------
+    >>> import polars as pl, evalframe as ef
+    >>> scored = ef.score(pl.DataFrame({"model": ["a", "b"] * 2, "prediction": ["x y", "x",
+    ...                   "y", None], "gold": ["x y", "x z", "y", "z"]}), ["squad_f1"])
+    >>> distribution(scored, "squad_f1").to_dict()["mark"]["type"]
+    'bar'
+    """
+    alt = _altair()
+    frame = _frame(scored, "distribution")
+    _require(frame, (metric,), "distribution", f"a scored frame with the column {metric!r}")
+    if not frame.schema[metric].is_numeric():
+        raise EvalframeError(
+            f"distribution: column {metric!r} is {frame.schema[metric]}, not per-sample "
+            "scores (a corpus metric's statistics cannot be drawn as a distribution)"
+        )
+    columns = [metric, *([by] if by else [])]
+    data = frame.select(columns)
+    nulls = data[metric].null_count()
+    data = data.drop_nulls(metric)
+    encode: dict[str, Any] = {
+        "x": alt.X(f"{metric}:Q", bin=alt.Bin(maxbins=bins), title=metric),
+        "y": alt.Y("count():Q", title="samples"),
+        "tooltip": [alt.Tooltip("count():Q", title="samples")],
+    }
+    if by:
+        encode["color"] = alt.Color(f"{by}:N", title=by)
+        encode["yOffset"] = alt.YOffset(f"{by}:N")
+    subtitle = [f"n = {data.height}" + (f"; {nulls} null score(s) not drawn" if nulls else "")]
+    return alt.Chart(data).mark_bar(opacity=0.8).encode(**encode).properties(
+        title=_title(alt, title, f"Distribution of {metric}", subtitle)
+    )
+
+
+def calibration(
+    frame: pl.DataFrame,
+    *,
+    confidence: str,
+    correct: str,
+    by: str | None = None,
+    bins: int = 10,
+    title: str | None = None,
+) -> alt.Chart:
+    """A reliability diagram: accuracy against the model's confidence, in equal-width bins.
+
+    ``confidence`` is a column of probabilities in [0, 1] (the probability the model gave
+    its chosen answer, for multiple choice), ``correct`` a column of 0/1 (or booleans).
+    Each bin's point is at its mean confidence and its accuracy, sized by its count; the
+    diagonal is perfect calibration. The expected calibration error (the count-weighted
+    mean of |accuracy - confidence|) of each group is in the subtitle. Rows where either
+    column is null are counted, not drawn.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"p": [0.9, 0.8, 0.6, 0.3], "ok": [1, 1, 0, 0]})
+    >>> spec = calibration(frame, confidence="p", correct="ok").to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rule', 'line', 'point']
+    """
+    alt = _altair()
+    data = _frame(frame, "calibration")
+    _require(data, (confidence, correct, *([by] if by else [])), "calibration",
+             "a frame with a confidence and a correctness column")
+    if bins < 1:
+        raise EvalframeError(f"calibration: bins={bins} must be >= 1")
+    data = data.select(confidence, correct, *([by] if by else []))
+    nulls = data.height - data.drop_nulls([confidence, correct]).height
+    data = data.drop_nulls([confidence, correct])
+    probability = pl.col(confidence).cast(pl.Float64)
+    outside = data.filter(~probability.is_between(0.0, 1.0) | probability.is_nan())
+    if outside.height:
+        raise EvalframeError(
+            f"calibration: column {confidence!r} must hold probabilities in [0, 1]; found "
+            f"{outside[confidence][0]!r}"
+        )
+    score = pl.col(correct).cast(pl.Float64)
+    wrong = data.filter(~score.is_in([0.0, 1.0]))
+    if wrong.height:
+        raise EvalframeError(
+            f"calibration: column {correct!r} must hold 0/1 (or booleans); found "
+            f"{wrong[correct][0]!r}"
+        )
+    group = [by] if by else []
+    binned = (
+        data.with_columns(
+            bin=(probability * bins).floor().clip(0, bins - 1).cast(pl.Int64),
+        )
+        .group_by([*group, "bin"])
+        .agg(confidence=probability.mean(), accuracy=score.mean(), n=pl.len())
+        .sort([*group, "bin"])
+    )
+    ece = binned.group_by(group or pl.lit(0)).agg(
+        ece=((pl.col("accuracy") - pl.col("confidence")).abs() * pl.col("n")).sum()
+        / pl.col("n").sum()
+    )
+    if by:
+        parts = [f"{row[by]}: ECE {row['ece']:.3f}" for row in ece.sort(by).iter_rows(named=True)]
+    else:
+        parts = [f"ECE {ece['ece'][0]:.3f}"]
+    subtitle = ["; ".join(parts) + f"; {bins} bins; n = {data.height}" +
+                (f"; {nulls} row(s) with a null left out" if nulls else "")]
+    diagonal = alt.Chart(pl.DataFrame({"x": [0.0], "x2": [1.0]})).mark_rule(
+        strokeDash=[4, 4], color="gray"
+    ).encode(x=alt.X("x:Q"), y=alt.Y("x:Q"), x2="x2:Q", y2="x2:Q")
+    encode: dict[str, Any] = {
+        "x": alt.X("confidence:Q", scale=alt.Scale(domain=[0, 1]), title="confidence"),
+        "y": alt.Y("accuracy:Q", scale=alt.Scale(domain=[0, 1]), title="accuracy"),
+        "tooltip": [*group, alt.Tooltip("confidence:Q", format=".3f"),
+                    alt.Tooltip("accuracy:Q", format=".3f"), "n:Q"],
+    }
+    if by:
+        encode["color"] = alt.Color(f"{by}:N", title=by)
+    base = alt.Chart(binned).encode(**encode)
+    chart = alt.layer(diagonal, base.mark_line(), base.mark_point(filled=True).encode(
+        size=alt.Size("n:Q", title="samples")))
+    return chart.properties(title=_title(alt, title, "Calibration", subtitle))
