@@ -16,8 +16,8 @@ Needs the ``plot`` extra: ``pip install "evalframe[plot]"``.
 >>> scored = ef.score(pl.DataFrame({"model": ["a", "a", "b", "b"], "task": ["t"] * 4,
 ...                                 "n": [5, 5, 5, 5], "c": [1, 2, 4, 5]}), ["pass@1"])
 >>> spec = plot.scores(ef.aggregate(scored, by=["model", "task"])).to_dict()
->>> spec["facet"]["row"]["field"], [layer["mark"]["type"] for layer in spec["spec"]["layer"]]
-('task', ['rule', 'point'])
+>>> [layer["mark"]["type"] for layer in spec["layer"]]
+['rule', 'point']
 """
 
 from __future__ import annotations
@@ -127,8 +127,10 @@ def _one_or_mixed(values: pl.Series, mixed: str) -> str | None:
 def _subtitle(frame: pl.DataFrame, n_column: str = "n") -> list[str]:
     """What every number of the chart is: intervals, missing answers, n."""
     lines = []
-    interval = _one_or_mixed(frame["interval"], "intervals of several methods (see tooltips)")
-    if interval:
+    interval = _one_or_mixed(frame["interval"], "mixed")
+    if interval == "mixed":
+        lines.append("interval methods differ by metric (see tooltips)")
+    elif interval:
         method, _, level = interval.rpartition("-")
         try:
             lines.append(f"{float(level):.0%} intervals ({method})")
@@ -152,40 +154,57 @@ def _title(alt: Any, title: str | None, default: str, subtitle: list[str]) -> An
     return alt.TitleParams(text=title or default, subtitle=subtitle, anchor="start")
 
 
-def _facet(chart: Any, alt: Any, row: str | None, column: str | None) -> Any:
-    if row is None and column is None:
+def _panels(frame: pl.DataFrame, fields: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
+    """``frame`` with a ``panel`` column naming its facet (the ``fields`` that vary, joined
+    by " · "), and those fields; no panel where none varies."""
+    varying = [field for field in dict.fromkeys(fields) if frame[field].n_unique() > 1]
+    if not varying:
+        return frame, []
+    panel = pl.concat_str([pl.col(field).cast(pl.String).fill_null("null") for field in varying],
+                          separator=" · ")
+    return frame.with_columns(panel=panel), varying
+
+
+def _facet(chart: Any, alt: Any, frame: pl.DataFrame, varying: list[str],
+           columns: int | None) -> Any:
+    """One panel per value of ``panel`` (only the combinations present: no empty panel),
+    wrapped ``columns`` to a row, each with its own value axis."""
+    if not varying:
         return chart
-    facet = {}
-    if row is not None:
-        facet["row"] = alt.Row(f"{row}:N", title=row, header=alt.Header(labelAngle=0,
-                                                                      labelAlign="left"))
-    if column is not None:
-        facet["column"] = alt.Column(f"{column}:N", title=column)
-    return chart.facet(**facet).resolve_scale(x="independent")
+    count = frame["panel"].n_unique()
+    wrap = columns or min(count, 2 if count == 4 else 3)
+    return chart.facet(
+        facet=alt.Facet("panel:N", title=" · ".join(varying), sort=None,
+                        header=alt.Header(labelFontWeight="bold")),
+        columns=wrap,
+    ).resolve_scale(x="independent")
 
 
 def scores(
     table: pl.DataFrame,
     *,
     y: str | None = None,
-    row: str | None = None,
-    column: str | None = None,
+    facet: str | Sequence[str] | None = None,
+    columns: int | None = None,
     title: str | None = None,
 ) -> alt.Chart:
     """A forest plot of ``aggregate``'s scores with their confidence intervals.
 
     One point per row at ``value`` with a bar from ``ci_low`` to ``ci_high``. The value
     axis is not forced to zero (intervals would collapse to dots). By default the rows are
-    the first grouping key (``model`` where there is one), the facets the second (``task``)
-    and the metrics side by side, each with its own axis.
+    the first grouping key (``model`` where there is one), and there is one panel per
+    combination of the other keys and the metric that occurs (``task`` · ``metric``), each
+    with its own value axis.
 
     Parameters
     ----------
     table
         A table of :func:`evalframe.aggregate` (or :func:`evalframe.group_tasks`).
-    y, row, column
-        The grouping columns for the rows of each panel, the facet rows and the facet
-        columns; ``column`` defaults to ``"metric"`` when there are several metrics.
+    y
+        The column of each panel's rows.
+    facet, columns
+        The column(s) that make the panels (default: the other grouping keys, then
+        ``metric``), and how many panels a row holds.
     title
         The chart's title.
 
@@ -206,10 +225,9 @@ def scores(
              "a table of evalframe.aggregate")
     keys = _keys(frame, _AGGREGATE_COLUMNS)
     y = y or ("model" if "model" in keys else (keys[0] if keys else "metric"))
-    rest = [key for key in keys if key != y]
-    row = row if row is not None else (rest[0] if rest else None)
-    if column is None and frame["metric"].n_unique() > 1 and y != "metric":
-        column = "metric"
+    fields = ([facet] if isinstance(facet, str) else list(facet)) if facet is not None else [
+        *(key for key in keys if key != y), *(["metric"] if y != "metric" else [])]
+    frame, varying = _panels(frame, fields)
     tooltip = [
         *(alt.Tooltip(f"{key}:N") for key in keys), alt.Tooltip("metric:N"),
         alt.Tooltip("value:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
@@ -226,7 +244,7 @@ def scores(
     points = base.mark_point(filled=True, size=60).encode(
         x=alt.X("value:Q", scale=alt.Scale(zero=False))
     )
-    chart = _facet(alt.layer(bars, points), alt, row, column)
+    chart = _facet(alt.layer(bars, points), alt, frame, varying, columns)
     return chart.properties(title=_title(alt, title, "Scores", _subtitle(frame)))
 
 
@@ -234,7 +252,8 @@ def curve(
     table: pl.DataFrame,
     *,
     color: str | None = None,
-    row: str | None = None,
+    facet: str | Sequence[str] | None = None,
+    columns: int | None = None,
     title: str | None = None,
 ) -> alt.Chart:
     """pass@k, maj@k (any metric with a ``k``) over k, with interval bands.
@@ -257,6 +276,8 @@ def curve(
 
     alt = _altair()
     frame = _described(_frame(table, "curve"))
+    if "k" not in frame.columns:
+        frame = frame.with_columns(k=pl.lit(None, pl.Int64))
     _require(frame, ("metric", "k", "value", "ci_low", "ci_high", "n", "signature"), "curve",
              "a table of evalframe.aggregate with pass@k-style metrics (a k column)")
     frame = frame.filter(pl.col("k").is_not_null())
@@ -264,25 +285,34 @@ def curve(
         raise EvalframeError(
             "curve: no row has a k (score metrics such as pass@1, pass@10 or maj@8)"
         )
-    families = []
+    series = []
     for text in frame["signature"].to_list():
         fields = signature_fields(text)
-        spec, _ = resolve(fields.get("metric", ""))
-        opts = fields.get("opts", "-")
-        families.append(spec.name if opts == "-" else f"{spec.name}({opts})")
+        spec, params = resolve(fields.get("metric", ""))
+        name = spec.name
+        for parameter, value in params.items():  # k is the axis; tau and the like stay
+            name = name.replace("{" + parameter + "}", "k" if parameter == "k" else str(value))
+        series.append((name, fields.get("opts", "-")))
+    options = {}
+    for name, opts in series:
+        options.setdefault(name, set()).add(opts)
+    families = [name if len(options[name]) == 1 or opts == "-" else f"{name}({opts})"
+                for name, opts in series]
     frame = frame.with_columns(family=pl.Series(families, dtype=pl.String))
     keys = _keys(frame, (*_AGGREGATE_COLUMNS, "family"))
     color = color or ("model" if "model" in keys else (keys[0] if keys else "family"))
-    rest = [key for key in keys if key != color]
-    row = row if row is not None else (rest[0] if rest else None)
-    k_values = frame["k"]
-    scale = (alt.Scale(type="log", base=2) if k_values.max() >= 8 * k_values.min()
-             else alt.Scale(zero=False))
+    fields = ([facet] if isinstance(facet, str) else list(facet)) if facet is not None else [
+        key for key in keys if key != color]
+    frame, varying = _panels(frame, fields)
+    k_values = sorted(frame["k"].unique().to_list())
+    domain = [k_values[0], k_values[-1]]
+    scale = (alt.Scale(type="log", base=2, domain=domain, nice=False)
+             if k_values[-1] >= 8 * k_values[0] else alt.Scale(domain=domain, nice=False))
     tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "metric:N", "k:Q",
                alt.Tooltip("value:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
                alt.Tooltip("ci_high:Q", format=".4f"), "n:Q", "interval:N", "missing:N"]
     base = alt.Chart(frame.drop("signature").sort("k")).encode(
-        x=alt.X("k:Q", scale=scale, title="k"),
+        x=alt.X("k:Q", scale=scale, title="k", axis=alt.Axis(values=k_values)),
         color=alt.Color(f"{color}:N", title=color),
         detail="family:N",
         tooltip=tooltip,
@@ -292,9 +322,7 @@ def curve(
     line = base.mark_line().encode(y="value:Q", strokeDash=alt.StrokeDash("family:N",
                                                                          title="metric"))
     points = base.mark_point(filled=True).encode(y="value:Q")
-    chart = alt.layer(band, line, points)
-    if row is not None:
-        chart = chart.facet(row=alt.Row(f"{row}:N", title=row))
+    chart = _facet(alt.layer(band, line, points), alt, frame, varying, columns)
     return chart.properties(title=_title(alt, title, "Scores over k", _subtitle(frame)))
 
 
@@ -302,7 +330,8 @@ def comparison(
     table: pl.DataFrame,
     *,
     alpha: float = 0.05,
-    row: str | None = None,
+    facet: str | Sequence[str] | None = None,
+    columns: int | None = None,
     title: str | None = None,
 ) -> alt.Chart:
     """A forest plot of ``compare``'s paired differences, significance marked.
@@ -338,8 +367,9 @@ def comparison(
         significant=pl.when(pl.col(p) < alpha).then(pl.lit(f"{p} < {alpha}"))
         .otherwise(pl.lit("not significant")),
     )
-    row = row if row is not None else (keys[0] if keys else None)
-    column = "metric" if frame["metric"].n_unique() > 1 else None
+    fields = ([facet] if isinstance(facet, str) else list(facet)) if facet is not None else [
+        *keys, "metric"]
+    frame, varying = _panels(frame, fields)
     tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "versus:N", "metric:N",
                alt.Tooltip("diff:Q", format="+.4f"), alt.Tooltip("ci_low:Q", format="+.4f"),
                alt.Tooltip("ci_high:Q", format="+.4f"), alt.Tooltip("p_value:Q", format=".4g"),
@@ -348,11 +378,8 @@ def comparison(
                *([alt.Tooltip("n_pairs:Q")] if "n_pairs" in frame.columns else []),
                *([alt.Tooltip("method:N")] if "method" in frame.columns else []),
                "interval:N", "missing:N"]
-    base = alt.Chart(frame.drop("signature", strict=False)).encode(
-        y=alt.Y("versus:N", title=None, sort=None), tooltip=tooltip
-    )
-    zero = alt.Chart(pl.DataFrame({"zero": [0.0]})).mark_rule(strokeDash=[4, 4],
-                                                               color="gray").encode(x="zero:Q")
+    base = alt.Chart().encode(y=alt.Y("versus:N", title=None, sort=None), tooltip=tooltip)
+    zero = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.datum(0.0))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("ci_low:Q", title="difference (model - baseline)",
                 scale=alt.Scale(zero=False)),
@@ -367,9 +394,16 @@ def comparison(
     )
     subtitle = _subtitle(frame.rename({"n_pairs": "n"}) if "n_pairs" in frame.columns
                          else frame)
+    corrections = {signature_fields(text).get("correction") for text in
+                   frame["signature"].to_list()} if "signature" in frame.columns else set()
+    if p == "p_adjusted":
+        named = ", ".join(sorted(c for c in corrections if c)) or "corrected"
+        subtitle.append(f"filled: p_adjusted < {alpha} ({named}); the intervals are not "
+                        "adjusted for multiple comparisons")
     if empty:
         subtitle.append(f"{empty} comparison(s) without pairs left out")
-    chart = _facet(alt.layer(zero, bars, points), alt, row, column)
+    layers = alt.layer(zero, bars, points, data=frame.drop("signature", strict=False))
+    chart = _facet(layers, alt, frame, varying, columns)
     return chart.properties(title=_title(alt, title, "Paired differences", subtitle))
 
 
@@ -421,9 +455,9 @@ def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
     Examples
     --------
     >>> import polars as pl, evalframe as ef
-    >>> battles = pl.DataFrame({"sample_id": [f"q{i}" for i in range(6)],
-    ...                         "model_a": ["x", "y", "z"] * 2, "model_b": ["y", "z", "x"] * 2,
-    ...                         "outcome": ["A", "A", "A", "B", "tie", "A"]})
+    >>> battles = pl.DataFrame({"sample_id": [f"q{i}" for i in range(24)],
+    ...                         "model_a": ["x", "y", "z"] * 8, "model_b": ["y", "z", "x"] * 8,
+    ...                         "outcome": ["A", "A", "B", "A", "tie", "A", "B", "A"] * 3})
     >>> spec = ratings(ef.judge.ratings(battles, bootstrap=20)).to_dict()
     >>> [layer["mark"]["type"] for layer in spec["layer"]]
     ['rule', 'point']
