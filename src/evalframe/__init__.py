@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from evalframe._version import __version__
 
 if TYPE_CHECKING:  # the names below, imported only when first used (a fast import)
-    from evalframe import extract, judge, metrics, normalize
+    from evalframe import extract, judge, metrics, normalize, plot
     from evalframe.engine import score
     from evalframe.errors import EvalframeError
     from evalframe.extract.api import extraction_expr
     from evalframe.extract.audit import ExtractionAudit, audit_extractors
     from evalframe.extract.table import list_extractors
+    from evalframe.formatted import FormattedTable, table
     from evalframe.io import load, save, scan
     from evalframe.io.adapters import list_formats
     from evalframe.io.join import join_metadata
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # the names below, imported only when first used (a fast impo
 #: (a command or a script pays only for what it uses).
 _LOCATIONS = {
     "EvalframeError": "evalframe.errors",
+    "FormattedTable": "evalframe.formatted",
     "ExtractionAudit": "evalframe.extract.audit",
     "PairedVariance": "evalframe.stats",
     "Rescore": "evalframe.rescoring",
@@ -73,9 +75,10 @@ _LOCATIONS = {
     "sample_size": "evalframe.stats",
     "save": "evalframe.io",
     "scan": "evalframe.io",
+    "table": "evalframe.formatted",
     "score": "evalframe.engine",
 }
-_SUBMODULES = ("extract", "judge", "metrics", "normalize")
+_SUBMODULES = ("extract", "judge", "metrics", "normalize", "plot")
 
 
 def __getattr__(name: str) -> Any:
@@ -97,6 +100,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "EvalframeError",
     "ExtractionAudit",
+    "FormattedTable",
     "PairedVariance",
     "Rescore",
     "__version__",
@@ -119,10 +123,12 @@ __all__ = [
     "paired_ar",
     "paired_bootstrap",
     "paired_variance",
+    "plot",
     "power",
     "rescore",
     "sample_size",
     "save",
     "scan",
     "score",
+    "table",
 ]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalframe.errors import EvalframeError
+from evalframe.stats.signature import signature_fields
 
 if TYPE_CHECKING:
     import altair as alt
@@ -87,20 +88,6 @@ def _require(frame: pl.DataFrame, columns: Sequence[str], what: str, source: str
             f"{what}: the table has no column(s) {', '.join(map(repr, absent))}; expected "
             f"{source} (its columns: {', '.join(frame.columns)})"
         )
-
-
-def signature_fields(signature: str | None) -> dict[str, str]:
-    """The ``key:value`` fields of a signature (``metric``, ``ci``, ``missing``, ...).
-
-    >>> signature_fields("metric:acc|opts:-|missing:wrong|ci:wilson-0.95|version:0.2.0")["ci"]
-    'wilson-0.95'
-    """
-    fields: dict[str, str] = {}
-    for part in (signature or "").split("|"):
-        key, sep, value = part.partition(":")
-        if sep and key not in fields:
-            fields[key] = value
-    return fields
 
 
 def _described(frame: pl.DataFrame) -> pl.DataFrame:

@@ -110,3 +110,17 @@ def signature(
     pairs.append(("ci", f"{interval}-{ci:g}"))
     pairs.extend(extra)
     return str(Signature(tuple(pairs)))
+
+
+def signature_fields(text: str | None) -> dict[str, str]:
+    """The ``key:value`` fields of a signature string (``metric``, ``ci``, ``missing``...).
+
+    >>> signature_fields("metric:acc|opts:-|missing:wrong|ci:wilson-0.95|version:0.2.0")["ci"]
+    'wilson-0.95'
+    """
+    fields: dict[str, str] = {}
+    for part in (text or "").split("|"):
+        key, sep, value = part.partition(":")
+        if sep and key not in fields:
+            fields[key] = value
+    return fields
