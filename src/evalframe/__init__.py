@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the names below, imported only when first used (a fast impo
     from evalframe.io.join import join_metadata
     from evalframe.metrics.registry import list_metrics
     from evalframe.normalize.table import list_normalizers
+    from evalframe.reporting import Report, report
     from evalframe.rescoring import Rescore, rescore
     from evalframe.stats import (
         PairedVariance,
@@ -54,6 +55,7 @@ _LOCATIONS = {
     "FormattedTable": "evalframe.formatted",
     "ExtractionAudit": "evalframe.extract.audit",
     "PairedVariance": "evalframe.stats",
+    "Report": "evalframe.reporting",
     "Rescore": "evalframe.rescoring",
     "aggregate": "evalframe.stats",
     "audit_extractors": "evalframe.extract.audit",
@@ -71,6 +73,7 @@ _LOCATIONS = {
     "paired_bootstrap": "evalframe.stats",
     "paired_variance": "evalframe.stats",
     "power": "evalframe.stats",
+    "report": "evalframe.reporting",
     "rescore": "evalframe.rescoring",
     "sample_size": "evalframe.stats",
     "save": "evalframe.io",
@@ -102,6 +105,7 @@ __all__ = [
     "ExtractionAudit",
     "FormattedTable",
     "PairedVariance",
+    "Report",
     "Rescore",
     "__version__",
     "aggregate",
@@ -125,6 +129,7 @@ __all__ = [
     "paired_variance",
     "plot",
     "power",
+    "report",
     "rescore",
     "sample_size",
     "save",
