@@ -2,9 +2,9 @@
 
 A section several metrics' docstrings hold (the same parameters, the same returns) is
 written once and put where a docstring has a placeholder line, ``{name}`` alone on its
-line (:func:`fill_doc`). A family of metrics made by one factory gets its name and its
-docstring from :func:`generated`; a metric written out gets the sections with
-:func:`documented`.
+line (:func:`fill_doc`). A metric written out gets the sections with :func:`documented`
+(below its ``@register``); a family of metrics made by one factory (one signature, one
+body) gets each member's name, docstring and registrations from :func:`generated`.
 
 >>> doc = '''Summary.
 ...
@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from evalframe.metrics._text_inputs import DTYPES, TEXT_DTYPES
@@ -39,9 +40,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: The roles and dtypes of a metric of one prediction (``str``) and a gold (``str`` or
 #: ``list[str]`` of alternatives or references).
-TEXT_PAIR: dict[str, Any] = {"roles": ("prediction", "gold"), "dtypes": DTYPES}
+TEXT_PAIR: Mapping[str, Any] = MappingProxyType(
+    {"roles": ("prediction", "gold"), "dtypes": DTYPES}
+)
 #: The same where the prediction may also be several samples (``list[str]``).
-TEXT_SAMPLES: dict[str, Any] = {"roles": ("prediction", "gold"), "dtypes": TEXT_DTYPES}
+TEXT_SAMPLES: Mapping[str, Any] = MappingProxyType(
+    {"roles": ("prediction", "gold"), "dtypes": TEXT_DTYPES}
+)
 
 _PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>\w+)\}[ \t]*$")
 
@@ -84,12 +89,17 @@ def documented(**sections: str) -> Callable[[F], F]:
     return decorate
 
 
-def generated(function: F, name: str, doc: str, **sections: str) -> F:
+def generated(
+    function: F, name: str, doc: str, *registrations: Callable[[F], object], **sections: str
+) -> F:
     """``function``, made by a factory for a family of metrics, as the metric ``name``.
 
     Its ``__name__`` and ``__qualname__`` become ``name`` and its docstring ``doc`` with
-    ``sections`` filled in; its ``__module__`` is the factory's.
+    ``sections`` filled in (its ``__module__`` is the factory's); then each of
+    ``registrations`` (a ``register(...)`` decorator) registers it, in order.
     """
     function.__name__ = function.__qualname__ = name
     function.__doc__ = fill_doc(doc, **sections)
+    for registration in registrations:
+        registration(function)
     return function

@@ -498,14 +498,15 @@ def _lighteval_metric(
     ) -> pl.Expr:
         return _field(field, "lighteval", field, prediction, gold, strip_prediction)
 
-    generated(
-        metric, field, _DOC, summary=summary, details=details,
-        parameters=_LIGHTEVAL_PARAMETERS, notes=notes, example=example,
+    reference = Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF)
+    return generated(
+        metric, field, _DOC,
+        register(field, **TEXT_SAMPLES, reference=reference, **registration),
+        summary=summary, details=details, parameters=_LIGHTEVAL_PARAMETERS, notes=notes,
+        example=example,
         returns=f"{values} per row; null where the prediction, a sample or the first gold "
         "is null.",
     )
-    reference = Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF)
-    return register(field, **TEXT_SAMPLES, reference=reference, **registration)(metric)
 
 
 def _plain_metric(
@@ -517,12 +518,12 @@ def _plain_metric(
     def metric(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
         return _field(name, mode, field, prediction, gold)
 
-    generated(
-        metric, name, _DOC, summary=summary, details=details, parameters=_PLAIN_PARAMETERS,
-        notes="", example=example,
+    return generated(
+        metric, name, _DOC, register(name, **TEXT_SAMPLES, reference=_RAPIDFUZZ, **registration),
+        summary=summary, details=details, parameters=_PLAIN_PARAMETERS, notes="",
+        example=example,
         returns=f"{values} per row; null where an input (or an element of a list) is null.",
     )
-    return register(name, **TEXT_SAMPLES, reference=_RAPIDFUZZ, **registration)(metric)
 
 
 edit_distance = _lighteval_metric(
