@@ -698,6 +698,23 @@ _DOC = """{summary}
     """
 
 
+def _rouge_score(
+    rouge_type: str,
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    score: str,
+    use_stemmer: bool,
+    aggregation: str,
+    normalizer: str | TextFunction | None,
+) -> pl.Expr:
+    """rouge-score's ``rouge_type`` with the user's options (the normaliser by name)."""
+    _, normalize = resolve_normalizer(rouge_type, normalizer)
+    return _rouge(
+        rouge_type, prediction, gold, rouge_type=rouge_type, score=score,
+        use_stemmer=use_stemmer, aggregation=aggregation, normalize=normalize,
+    )
+
+
 def _rouge_metric(
     rouge_type: str, *, summary: str, description: str, rules: tuple[str, ...], example: str,
     details: str = "",
@@ -713,11 +730,8 @@ def _rouge_metric(
         aggregation: Aggregation = "max",
         normalizer: str | TextFunction | None = "none",
     ) -> pl.Expr:
-        _, normalize = resolve_normalizer(rouge_type, normalizer)
-        return _rouge(
-            rouge_type, prediction, gold, rouge_type=rouge_type, score=score,
-            use_stemmer=use_stemmer, aggregation=aggregation, normalize=normalize,
-        )
+        return _rouge_score(rouge_type, prediction, gold, score, use_stemmer, aggregation,
+                            normalizer)
 
     reference = (
         f"rouge_scorer.RougeScorer(['{rouge_type}'], use_stemmer=True).score(target, prediction)"
@@ -884,12 +898,8 @@ def rouge_n(
     """
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 9:
         raise EvalframeError(f"metric 'rouge{n}': n={n!r}; expected an integer from 1 to 9")
-    metric = f"rouge{n}"
-    _, normalize = resolve_normalizer(metric, normalizer)
-    return _rouge(
-        metric, prediction, gold, rouge_type=metric, score=score, use_stemmer=use_stemmer,
-        aggregation=aggregation, normalize=normalize,
-    )
+    return _rouge_score(f"rouge{n}", prediction, gold, score, use_stemmer, aggregation,
+                        normalizer)
 
 
 @register(
