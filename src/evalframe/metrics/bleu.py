@@ -50,7 +50,8 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics._text_inputs import DTYPES, as_alternatives, empty_gold_check
+from evalframe.metrics._text_inputs import as_alternatives, empty_gold_check
+from evalframe.metrics._text_rules import TEXT_PAIR, generated
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import lower, split, whitespace_characters
@@ -513,40 +514,168 @@ def sacrebleu_signature(
 # Metrics
 # --------------------------------------------------------------------------------------
 
+_TOKEN_RULE = (
+    "each text is lower-cased with Python's str.lower() if lowercase, right-stripped of "
+    "Python whitespace, tokenised by the sacrebleu tokenizer (13a by default) and split on "
+    "whitespace, as sacrebleu's _preprocess_segment and extract_all_word_ngrams"
+)
 
-def bleu(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    lowercase: bool = False,
-    tokenize: str = "13a",
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool = False,
-    max_ngram_order: int = ORDERS,
+_REFS_RULE = (
+    "several references (a list[str] gold): clipped counts use the largest count of the "
+    "n-gram in one reference; the reference length is the closest to the hypothesis "
+    "length, the shorter on a tie (BLEU._get_closest_ref_len)"
+)
+
+_NULL_RULE = (
+    "null prediction or null gold -> null statistics (left out of the corpus); null "
+    "references inside a list are left out, as sacrebleu drops None references (rows may "
+    "then have different numbers of references: sacrebleu's nrefs:var); a list of only "
+    "nulls -> null; an empty gold list raises EvalframeError"
+)
+
+_EMPTY_RULE = (
+    "an empty or whitespace-only hypothesis has length 0 and no n-grams (brevity penalty "
+    "0); an empty reference has length 0 and no n-grams; no match at any order scores 0"
+)
+
+_NLTK_RULES = (
+    "tokens are nltk.word_tokenize's (Punkt sentences, then the improved Treebank rules), "
+    "computed once per distinct text; sentence_split=false tokenises each text as one "
+    "sentence (preserve_line=True)",
+    "every gold is a reference: clipped counts use the largest count in one reference; the "
+    "reference length is the closest, the shorter on a tie (nltk closest_ref_length)",
+    "no unigram match -> 0.0 (an empty prediction included); no match at the weighted "
+    "order -> bp * sys.float_info.min (nltk method0)",
+    "null prediction or null gold -> null; null golds inside a list are left out; an empty "
+    "gold list raises EvalframeError",
+)
+
+#: What both sacrebleu metrics register with: roles, dtypes, the 0-100 scale.
+_SACREBLEU = {**TEXT_PAIR, "bounds": (0.0, 100.0)}
+
+#: The docstring sections of the sacrebleu metrics (bleu, sentence_bleu: one signature)
+#: and of lighteval's nltk metrics (bleu_1, bleu_4).
+_SECTIONS = {
+    "sacrebleu_parameters": """
+        prediction
+            ``String``: the hypothesis (name or expression).
+        gold
+            ``String`` (one reference) or ``List(String)`` (several references).
+        lowercase
+            sacrebleu's ``lowercase``: Python's ``str.lower()`` before tokenising.
+        tokenize
+            sacrebleu's ``tokenize``: ``"13a"`` (default), ``"none"``, ``"intl"``,
+            ``"char"``, ``"zh"`` (:mod:`evalframe.normalize.sacrebleu_tokenize`); the
+            tokenizers that need an external model (``ja-mecab``, ``ko-mecab``, ``spm``,
+            ``flores*``) are refused.
+        smooth_method, smooth_value
+            sacrebleu's smoothing: ``"exp"`` (default), ``"floor"`` (value 0.1), ``"add-k"``
+            (value 1) or ``"none"``; ``smooth_value=None`` takes the method's default.
+        effective_order
+            sacrebleu's ``effective_order``: leave out the orders past the last one with
+            n-grams (off for :func:`bleu`, on for :func:`sentence_bleu`, as sacrebleu's).
+        max_ngram_order
+            sacrebleu's ``max_ngram_order``, 1 to 4 (the fields of higher orders are 0).
+        """,
+    "nltk_parameters": """
+        prediction
+            ``String``: the prediction.
+        gold
+            ``String`` or ``List(String)``: lighteval's golds, all used as references.
+        sentence_split
+            ``True`` (lighteval): ``nltk.word_tokenize(text)``, which splits sentences with
+            Punkt first and needs nltk's ``punkt_tab`` data; ``False``:
+            ``word_tokenize(text, preserve_line=True)``, each text one sentence (the same
+            tokens unless a text holds a sentence break: then a period ending an inner
+            sentence stays on its word).
+        """,
+}
+
+
+def _per_row_scores(
+    statistics: pl.Expr, score: Callable[[dict[str, np.ndarray]], np.ndarray]
 ) -> pl.Expr:
-    """Corpus BLEU: sacrebleu 2.6.0's ``corpus_bleu`` per-row statistics.
+    """A Float64 score per row from the statistics struct (null where it is null)."""
+
+    def kernel(values: pl.Series) -> pl.Series:
+        fields = values.struct.unnest()
+        valid = values.is_not_null().to_numpy()
+        arrays = {name: fields[name].fill_null(0).to_numpy() for name in fields.columns}
+        return pl.Series(score(arrays), dtype=pl.Float64).set(pl.Series(~valid), None)
+
+    return statistics.map_batches(kernel, return_dtype=pl.Float64, is_elementwise=True)
+
+
+def _sacrebleu_metric(
+    name: str, *registrations: Callable[[Callable[..., pl.Expr]], object], doc: str
+) -> Callable[..., pl.Expr]:
+    """sacrebleu's corpus statistics (``bleu``) or sentence scores (``sentence_bleu``),
+    documented and registered under each of ``registrations``."""
+    sentence = name == "sentence_bleu"
+
+    def metric(
+        prediction: IntoExpr,
+        gold: IntoExpr,
+        *,
+        lowercase: bool = False,
+        tokenize: str = "13a",
+        smooth_method: str = "exp",
+        smooth_value: float | None = None,
+        effective_order: bool = sentence,  # sacrebleu.sentence_bleu: use_effective_order
+        max_ngram_order: int = ORDERS,
+    ) -> pl.Expr:
+        _check_options(name, smooth_method, max_ngram_order)
+        tokenizer = sacrebleu_tokenizer(name, tokenize)
+        tokens = partial(_sacrebleu_tokens, lowercase=lowercase, tokenizer=tokenizer)
+        statistics = _statistics(name, prediction, gold, tokens, max_order=max_ngram_order)
+        if not sentence:
+            return statistics
+        score = partial(
+            compute_bleu,
+            smooth_method=smooth_method,
+            smooth_value=smooth_value,
+            effective_order=effective_order,
+            max_ngram_order=max_ngram_order,
+            exact=False,
+        )
+        return _per_row_scores(statistics, score)
+
+    return generated(metric, name, doc, *registrations, **_SECTIONS)
+
+
+bleu = _sacrebleu_metric(
+    "bleu",
+    register(
+        "bleu",
+        **_SACREBLEU,
+        level="corpus",
+        statistics=STATISTICS,
+        reduce=_bleu_reduction,
+        reference_signature=sacrebleu_signature,
+        reference=Reference(
+            "sacrebleu",
+            SACREBLEU_VERSION,
+            "sacrebleu.corpus_bleu / metrics.BLEU: _extract_corpus_statistics per segment, "
+            "compute_bleu of the sums",
+        ),
+        description="Corpus BLEU (0-100) from summed n-gram statistics, identical to sacrebleu",
+        edge_rules=(
+            _TOKEN_RULE,
+            _REFS_RULE,
+            _NULL_RULE,
+            _EMPTY_RULE,
+            "statistics per row are sacrebleu's segment statistics [hyp_len, ref_len, "
+            "correct_1..4, total_1..4] plus n_refs; the score is compute_bleu of their sums "
+            "with Python's math.exp/log, bit-identical",
+            "tokenize='ja-mecab', 'ko-mecab', 'spm', 'flores101', 'flores200', 'spBLEU-1K' "
+            "need an external model and raise EvalframeError",
+        ),
+    ),
+    doc="""Corpus BLEU: sacrebleu 2.6.0's ``corpus_bleu`` per-row statistics.
 
     Parameters
     ----------
-    prediction
-        ``String``: the hypothesis (name or expression).
-    gold
-        ``String`` (one reference) or ``List(String)`` (several references).
-    lowercase
-        sacrebleu's ``lowercase``: Python's ``str.lower()`` before tokenising.
-    tokenize
-        sacrebleu's ``tokenize``: ``"13a"`` (default), ``"none"``, ``"intl"``, ``"char"``,
-        ``"zh"`` (:mod:`evalframe.normalize.sacrebleu_tokenize`); the tokenizers that need
-        an external model (``ja-mecab``, ``ko-mecab``, ``spm``, ``flores*``) are refused.
-    smooth_method, smooth_value
-        sacrebleu's smoothing: ``"exp"`` (default), ``"floor"`` (value 0.1), ``"add-k"``
-        (value 1) or ``"none"``; ``smooth_value=None`` takes the method's default.
-    effective_order
-        sacrebleu's ``effective_order``: leave out the orders past the last one with
-        n-grams.
-    max_ngram_order
-        sacrebleu's ``max_ngram_order``, 1 to 4 (the fields of higher orders are 0).
+    {sacrebleu_parameters}
 
     Returns
     -------
@@ -560,18 +689,6 @@ def bleu(
     ------
     EvalframeError
         An unknown or refused option (when built); an empty gold list (when run).
-
-    Notes
-    -----
-    Edge rules, as sacrebleu: the hypothesis and each reference are lower-cased
-    (optionally), right-stripped of Python whitespace and tokenised; tokens are the
-    whitespace-separated pieces. An empty hypothesis has length 0 (brevity penalty 0);
-    an empty reference has length 0 and no n-grams. Several references: the clipped
-    count of an n-gram is its count in the hypothesis capped by its largest count in
-    one reference; the reference length is the one closest to the hypothesis length,
-    the shorter on a tie. Null references inside a list are left out (sacrebleu drops
-    ``None`` references), so rows may have different numbers of references, as
-    sacrebleu allows (its signature then says ``nrefs:var``; :func:`sacrebleu_signature`).
 
     Examples
     --------
@@ -589,53 +706,37 @@ def bleu(
     │                        ┆ hello                 ┆ {0,1,0,0,0,0,0,0,0,0,1} │
     │ null                   ┆ x                     ┆ null                    │
     └────────────────────────┴───────────────────────┴─────────────────────────┘
-    """
-    _check_options("bleu", smooth_method, max_ngram_order)
-    tokenizer = sacrebleu_tokenizer("bleu", tokenize)
-    tokens = partial(_sacrebleu_tokens, lowercase=lowercase, tokenizer=tokenizer)
-    return _statistics("bleu", prediction, gold, tokens, max_order=max_ngram_order)
+    """,
+)
 
-
-def _per_row_scores(
-    statistics: pl.Expr, score: Callable[[dict[str, np.ndarray]], np.ndarray]
-) -> pl.Expr:
-    """A Float64 score per row from the statistics struct (null where it is null)."""
-
-    def kernel(values: pl.Series) -> pl.Series:
-        fields = values.struct.unnest()
-        valid = values.is_not_null().to_numpy()
-        arrays = {name: fields[name].fill_null(0).to_numpy() for name in fields.columns}
-        return pl.Series(score(arrays), dtype=pl.Float64).set(pl.Series(~valid), None)
-
-    return statistics.map_batches(kernel, return_dtype=pl.Float64, is_elementwise=True)
-
-
-def sentence_bleu(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    lowercase: bool = False,
-    tokenize: str = "13a",
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool = True,
-    max_ngram_order: int = ORDERS,
-) -> pl.Expr:
-    """Sentence BLEU per row: ``sacrebleu.sentence_bleu`` (0-100).
+sentence_bleu = _sacrebleu_metric(
+    "sentence_bleu",
+    register(
+        "sentence_bleu",
+        **_SACREBLEU,
+        reference=Reference(
+            "sacrebleu", SACREBLEU_VERSION, "sacrebleu.sentence_bleu (use_effective_order=True)"
+        ),
+        description="Sentence-level BLEU (0-100) per row, as sacrebleu.sentence_bleu",
+        edge_rules=(
+            _TOKEN_RULE,
+            _REFS_RULE,
+            "null prediction or null gold -> null; null references inside a list are left "
+            "out; a list of only nulls -> null; an empty gold list raises EvalframeError",
+            _EMPTY_RULE,
+            "effective_order is on and smoothing is 'exp' by default, as "
+            "sacrebleu.sentence_bleu",
+        ),
+    ),
+    doc="""Sentence BLEU per row: ``sacrebleu.sentence_bleu`` (0-100).
 
     ``sacrebleu.sentence_bleu(hyp, refs)`` is ``BLEU(effective_order=True,
     smooth_method="exp").sentence_score``: the row's own statistics (as :func:`bleu`)
-    through ``compute_bleu``. The options are :func:`bleu`'s, with ``effective_order``
-    on by default (sacrebleu's ``use_effective_order=True``).
+    through ``compute_bleu``.
 
     Parameters
     ----------
-    prediction
-        ``String``: the hypothesis.
-    gold
-        ``String`` or ``List(String)``: the reference(s).
-    lowercase, tokenize, smooth_method, smooth_value, effective_order, max_ngram_order
-        As :func:`bleu`.
+    {sacrebleu_parameters}
 
     Returns
     -------
@@ -644,9 +745,9 @@ def sentence_bleu(
 
     Notes
     -----
-    The edge rules are :func:`bleu`'s. The row scores use numpy's ``exp`` and ``log``,
-    which may differ from Python's ``math`` in the last bit (differences of about
-    1e-14); corpus scores use ``math`` and are bit-identical.
+    The row scores use numpy's ``exp`` and ``log``, which may differ from Python's
+    ``math`` in the last bit (differences of about 1e-14); corpus scores use ``math`` and
+    are bit-identical.
 
     Examples
     --------
@@ -664,20 +765,8 @@ def sentence_bleu(
     │                        ┆ hello                 ┆ 0.0           │
     │ null                   ┆ x                     ┆ null          │
     └────────────────────────┴───────────────────────┴───────────────┘
-    """
-    _check_options("sentence_bleu", smooth_method, max_ngram_order)
-    tokenizer = sacrebleu_tokenizer("sentence_bleu", tokenize)
-    tokens = partial(_sacrebleu_tokens, lowercase=lowercase, tokenizer=tokenizer)
-    statistics = _statistics("sentence_bleu", prediction, gold, tokens, max_order=max_ngram_order)
-    score = partial(
-        compute_bleu,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        effective_order=effective_order,
-        max_ngram_order=max_ngram_order,
-        exact=False,
-    )
-    return _per_row_scores(statistics, score)
+    """,
+)
 
 
 def nltk_sentence_bleu(stats: Mapping[str, np.ndarray], order: int) -> np.ndarray:
@@ -709,42 +798,13 @@ def nltk_sentence_bleu(stats: Mapping[str, np.ndarray], order: int) -> np.ndarra
     return np.where(np.asarray(stats["matches_1"]) == 0, 0.0, score)
 
 
-def _lighteval_bleu(
-    metric: str, order: int, prediction: IntoExpr, gold: IntoExpr, sentence_split: bool
-) -> pl.Expr:
-    if sentence_split and not _punkt_available():
-        raise EvalframeError(
-            f"metric {metric!r}: lighteval tokenises with nltk.word_tokenize, whose Punkt "
-            "sentence splitter needs nltk's 'punkt_tab' data (python -c \"import nltk; "
-            "nltk.download('punkt_tab')\"), which is not installed; or pass "
-            "sentence_split=false to tokenise each text as one sentence "
-            "(word_tokenize(text, preserve_line=True))"
-        )
-    tokens = partial(_nltk_tokens, sentence_split=sentence_split)
-    statistics = _statistics(metric, prediction, gold, tokens, max_order=order)
-    return _per_row_scores(statistics, partial(nltk_sentence_bleu, order=order))
+_NLTK_DOC = """{summary}
 
-
-def bleu_1(prediction: IntoExpr, gold: IntoExpr, *, sentence_split: bool = True) -> pl.Expr:
-    """lighteval's ``bleu_1``: nltk sentence BLEU with weights (1, 0, 0, 0), 0-1.
-
-    ``lighteval.metrics.metrics_sample.BLEU(n_gram=1)._bleu_score``:
-    ``nltk.translate.bleu_score.sentence_bleu([word_tokenize(g) for g in golds],
-    word_tokenize(pred), weights=(1, 0, 0, 0))``, no smoothing function
-    (:func:`nltk_sentence_bleu`).
+    {details}
 
     Parameters
     ----------
-    prediction
-        ``String``: the prediction.
-    gold
-        ``String`` or ``List(String)``: lighteval's golds, all used as references.
-    sentence_split
-        ``True`` (lighteval): ``nltk.word_tokenize(text)``, which splits sentences with
-        Punkt first and needs nltk's ``punkt_tab`` data; ``False``:
-        ``word_tokenize(text, preserve_line=True)``, each text one sentence (the same
-        tokens unless a text holds a sentence break: then a period ending an inner
-        sentence stays on its word).
+    {nltk_parameters}
 
     Returns
     -------
@@ -753,172 +813,96 @@ def bleu_1(prediction: IntoExpr, gold: IntoExpr, *, sentence_split: bool = True)
 
     Notes
     -----
-    nltk's tokenizer runs in Python once per distinct text of a batch (Punkt and the
-    Treebank look-around rules are not expressions); the counting and the score are
-    vectorised. No unigram match scores 0.0; a prediction without tokens scores 0.0.
-    lighteval averages over several samples; here a row holds one prediction.
+    nltk's tokenizer runs in Python (Punkt and the Treebank look-around rules are not
+    expressions); the counting and the score are vectorised. lighteval averages over
+    several samples; here a row holds one prediction.
 
     Examples
     --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["Le renard rapide", "Il pleut", None],
-    ...                    "gold": ["Le renard brun rapide", "Le soleil", "x"]})
-    >>> df.with_columns(bleu_1("pred", "gold", sentence_split=False).alias("bleu_1"))
-    shape: (3, 3)
-    ┌──────────────────┬───────────────────────┬──────────┐
-    │ pred             ┆ gold                  ┆ bleu_1   │
-    │ ---              ┆ ---                   ┆ ---      │
-    │ str              ┆ str                   ┆ f64      │
-    ╞══════════════════╪═══════════════════════╪══════════╡
-    │ Le renard rapide ┆ Le renard brun rapide ┆ 0.716531 │
-    │ Il pleut         ┆ Le soleil             ┆ 0.0      │
-    │ null             ┆ x                     ┆ null     │
-    └──────────────────┴───────────────────────┴──────────┘
+    {example}
     """
-    return _lighteval_bleu("bleu_1", 1, prediction, gold, sentence_split)
 
 
-def bleu_4(prediction: IntoExpr, gold: IntoExpr, *, sentence_split: bool = True) -> pl.Expr:
-    """lighteval's ``bleu_4``: nltk sentence BLEU with weights (0, 0, 0, 1), 0-1.
+def _nltk_metric(order: int, *, example: str) -> Callable[..., pl.Expr]:
+    """lighteval's ``bleu_{order}``, documented and registered."""
+    name = f"bleu_{order}"
 
-    As :func:`bleu_1` with the weight on 4-grams: ``bp * p4`` where ``p4`` is the
-    clipped 4-gram precision, or ``sys.float_info.min`` (a score of about 2.2e-308)
-    when no 4-gram matches but a unigram does, and 0.0 when no unigram matches.
+    def metric(prediction: IntoExpr, gold: IntoExpr, *, sentence_split: bool = True) -> pl.Expr:
+        if sentence_split and not _punkt_available():
+            raise EvalframeError(
+                f"metric {name!r}: lighteval tokenises with nltk.word_tokenize, whose Punkt "
+                "sentence splitter needs nltk's 'punkt_tab' data (python -c \"import nltk; "
+                "nltk.download('punkt_tab')\"), which is not installed; or pass "
+                "sentence_split=false to tokenise each text as one sentence "
+                "(word_tokenize(text, preserve_line=True))"
+            )
+        tokens = partial(_nltk_tokens, sentence_split=sentence_split)
+        statistics = _statistics(name, prediction, gold, tokens, max_order=order)
+        return _per_row_scores(statistics, partial(nltk_sentence_bleu, order=order))
 
-    Parameters
-    ----------
-    prediction
-        ``String``: the prediction.
-    gold
-        ``String`` or ``List(String)``: the references.
-    sentence_split
-        As :func:`bleu_1`.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 1] per row; null where the prediction or gold is null.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["Le renard brun rapide saute", "Bonjour", None],
-    ...                    "gold": ["Le renard brun rapide saute", "Bonjour", "x"]})
-    >>> df.with_columns(bleu_4("pred", "gold", sentence_split=False).alias("bleu_4"))
-    shape: (3, 3)
-    ┌─────────────────────────────┬─────────────────────────────┬─────────────┐
-    │ pred                        ┆ gold                        ┆ bleu_4      │
-    │ ---                         ┆ ---                         ┆ ---         │
-    │ str                         ┆ str                         ┆ f64         │
-    ╞═════════════════════════════╪═════════════════════════════╪═════════════╡
-    │ Le renard brun rapide saute ┆ Le renard brun rapide saute ┆ 1.0         │
-    │ Bonjour                     ┆ Bonjour                     ┆ 2.2251e-308 │
-    │ null                        ┆ x                           ┆ null        │
-    └─────────────────────────────┴─────────────────────────────┴─────────────┘
-    """
-    return _lighteval_bleu("bleu_4", 4, prediction, gold, sentence_split)
-
-
-# --------------------------------------------------------------------------------------
-# Registration
-# --------------------------------------------------------------------------------------
-
-_TOKEN_RULE = (
-    "each text is lower-cased with Python's str.lower() if lowercase, right-stripped of "
-    "Python whitespace, tokenised by the sacrebleu tokenizer (13a by default) and split on "
-    "whitespace, as sacrebleu's _preprocess_segment and extract_all_word_ngrams"
-)
-_REFS_RULE = (
-    "several references (a list[str] gold): clipped counts use the largest count of the "
-    "n-gram in one reference; the reference length is the closest to the hypothesis "
-    "length, the shorter on a tie (BLEU._get_closest_ref_len)"
-)
-_NULL_RULE = (
-    "null prediction or null gold -> null statistics (left out of the corpus); null "
-    "references inside a list are left out, as sacrebleu drops None references (rows may "
-    "then have different numbers of references: sacrebleu's nrefs:var); a list of only "
-    "nulls -> null; an empty gold list raises EvalframeError"
-)
-_EMPTY_RULE = (
-    "an empty or whitespace-only hypothesis has length 0 and no n-grams (brevity penalty "
-    "0); an empty reference has length 0 and no n-grams; no match at any order scores 0"
-)
-
-register(
-    "bleu",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    level="corpus",
-    statistics=STATISTICS,
-    reduce=_bleu_reduction,
-    reference_signature=sacrebleu_signature,
-    bounds=(0.0, 100.0),
-    reference=Reference(
-        "sacrebleu",
-        SACREBLEU_VERSION,
-        "sacrebleu.corpus_bleu / metrics.BLEU: _extract_corpus_statistics per segment, "
-        "compute_bleu of the sums",
-    ),
-    description="Corpus BLEU (0-100) from summed n-gram statistics, identical to sacrebleu",
-    edge_rules=(
-        _TOKEN_RULE,
-        _REFS_RULE,
-        _NULL_RULE,
-        _EMPTY_RULE,
-        "statistics per row are sacrebleu's segment statistics [hyp_len, ref_len, "
-        "correct_1..4, total_1..4] plus n_refs; the score is compute_bleu of their sums "
-        "with Python's math.exp/log, bit-identical",
-        "tokenize='ja-mecab', 'ko-mecab', 'spm', 'flores101', 'flores200', 'spBLEU-1K' "
-        "need an external model and raise EvalframeError",
-    ),
-    function=bleu,
-)
-
-register(
-    "sentence_bleu",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    bounds=(0.0, 100.0),
-    reference=Reference(
-        "sacrebleu", SACREBLEU_VERSION, "sacrebleu.sentence_bleu (use_effective_order=True)"
-    ),
-    description="Sentence-level BLEU (0-100) per row, as sacrebleu.sentence_bleu",
-    edge_rules=(
-        _TOKEN_RULE,
-        _REFS_RULE,
-        "null prediction or null gold -> null; null references inside a list are left out; "
-        "a list of only nulls -> null; an empty gold list raises EvalframeError",
-        _EMPTY_RULE,
-        "effective_order is on and smoothing is 'exp' by default, as sacrebleu.sentence_bleu",
-    ),
-    function=sentence_bleu,
-)
-
-_NLTK_RULES = (
-    "tokens are nltk.word_tokenize's (Punkt sentences, then the improved Treebank rules), "
-    "computed once per distinct text; sentence_split=false tokenises each text as one "
-    "sentence (preserve_line=True)",
-    "every gold is a reference: clipped counts use the largest count in one reference; the "
-    "reference length is the closest, the shorter on a tie (nltk closest_ref_length)",
-    "no unigram match -> 0.0 (an empty prediction included); no match at the weighted "
-    "order -> bp * sys.float_info.min (nltk method0)",
-    "null prediction or null gold -> null; null golds inside a list are left out; an empty "
-    "gold list raises EvalframeError",
-)
-
-for _name, _order, _function in (("bleu_1", 1, bleu_1), ("bleu_4", 4, bleu_4)):
-    register(
-        _name,
-        roles=("prediction", "gold"),
-        dtypes=DTYPES,
+    weights = tuple(int(n == order) for n in range(1, ORDERS + 1))
+    registration = register(
+        name,
+        **TEXT_PAIR,
         reference=Reference(
             "lighteval",
             LIGHTEVAL_VERSION,
-            f"metrics.Metrics.{_name} (metrics_sample.BLEU(n_gram={_order}): "
+            f"metrics.Metrics.{name} (metrics_sample.BLEU(n_gram={order}): "
             "nltk.translate.bleu_score.sentence_bleu over nltk.word_tokenize)",
         ),
-        description=f"Lighteval's {_name}: nltk sentence BLEU with all weight on "
-        f"{_order}-grams (0-1)",
+        description=f"Lighteval's {name}: nltk sentence BLEU with all weight on "
+        f"{order}-grams (0-1)",
         edge_rules=_NLTK_RULES,
-        function=_function,
     )
+    return generated(
+        metric, name, _NLTK_DOC, registration, **_SECTIONS, example=example,
+        summary=f"lighteval's ``{name}``: nltk sentence BLEU with weights {weights}, 0-1.",
+        details=f"""
+            ``lighteval.metrics.metrics_sample.BLEU(n_gram={order})._bleu_score``:
+            ``nltk.translate.bleu_score.sentence_bleu([word_tokenize(g) for g in golds],
+            word_tokenize(pred), weights={weights})``, no smoothing function
+            (:func:`nltk_sentence_bleu`): the brevity penalty times the clipped {order}-gram
+            precision.
+            """,
+    )
+
+
+bleu_1 = _nltk_metric(
+    1,
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["Le renard rapide", "Il pleut", None],
+        ...                    "gold": ["Le renard brun rapide", "Le soleil", "x"]})
+        >>> df.with_columns(bleu_1("pred", "gold", sentence_split=False).alias("bleu_1"))
+        shape: (3, 3)
+        ┌──────────────────┬───────────────────────┬──────────┐
+        │ pred             ┆ gold                  ┆ bleu_1   │
+        │ ---              ┆ ---                   ┆ ---      │
+        │ str              ┆ str                   ┆ f64      │
+        ╞══════════════════╪═══════════════════════╪══════════╡
+        │ Le renard rapide ┆ Le renard brun rapide ┆ 0.716531 │
+        │ Il pleut         ┆ Le soleil             ┆ 0.0      │
+        │ null             ┆ x                     ┆ null     │
+        └──────────────────┴───────────────────────┴──────────┘
+        """,
+)
+
+bleu_4 = _nltk_metric(
+    4,
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["Le renard brun rapide saute", "Bonjour", None],
+        ...                    "gold": ["Le renard brun rapide saute", "Bonjour", "x"]})
+        >>> df.with_columns(bleu_4("pred", "gold", sentence_split=False).alias("bleu_4"))
+        shape: (3, 3)
+        ┌─────────────────────────────┬─────────────────────────────┬─────────────┐
+        │ pred                        ┆ gold                        ┆ bleu_4      │
+        │ ---                         ┆ ---                         ┆ ---         │
+        │ str                         ┆ str                         ┆ f64         │
+        ╞═════════════════════════════╪═════════════════════════════╪═════════════╡
+        │ Le renard brun rapide saute ┆ Le renard brun rapide saute ┆ 1.0         │
+        │ Bonjour                     ┆ Bonjour                     ┆ 2.2251e-308 │
+        │ null                        ┆ x                           ┆ null        │
+        └─────────────────────────────┴─────────────────────────────┴─────────────┘
+        """,
+)

@@ -9,21 +9,8 @@
 - :func:`sentence_chrf` (sample): ``sacrebleu.sentence_chrf``, the f-score of the row's
   own statistics.
 
-What counts, as in sacrebleu:
-
-- the texts are lower-cased first with ``lowercase=True`` (Python's ``str.lower``);
-- characters are Python code points; unless ``whitespace=True``, every Python
-  whitespace character (``str.split()``'s) is removed first, so ``"a b"`` has the
-  bigram ``"ab"``; with it, the text is kept whole, leading and trailing spaces too;
-- words are the ``str.split()`` pieces, and a piece longer than one character that ends
-  with ASCII punctuation (``string.punctuation``) is split before its last character,
-  else one that starts with it after its first (``"(hi)"`` -> ``"(hi"``, ``")"``: only
-  one side is split, as sacrebleu does);
-- per order, the hypothesis count is 0 when the reference has no n-gram of that order
-  (sacrebleu counts no hits without a reference n-gram); matches are clipped counts;
-- several references (a ``list[str]`` gold): each row keeps the statistics of the
-  reference with the best sentence-level f-score, the first of equal ones (sacrebleu's
-  strict ``>``), whatever the f-score's settings are (``beta``, ``eps_smoothing``).
+What counts (characters, words, several references) is sacrebleu's, as the edge rules
+of :func:`chrf` spell out.
 
 How it runs: one batched kernel over whole columns. The texts' UTF-8 buffers are
 decoded to code points with numpy, each distinct character (or word) gets an integer
@@ -57,17 +44,17 @@ shape: (3, 3)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, guard, parse_into_expr
 from evalframe.errors import EvalframeError
+from evalframe.metrics._text_rules import TEXT_PAIR, generated
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import lower, split, whitespace_characters
-from evalframe.schema import LIST_STR, STR
 
 __all__ = ["chrf", "sentence_chrf"]
 
@@ -745,165 +732,25 @@ def _statistics_expr(
     return guard(metric, values, [_empty_gold_check(gold)], dtype=dtype)
 
 
-def chrf(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    char_order: int = CHAR_ORDER,
-    word_order: int = WORD_ORDER,
-    beta: int = BETA,
-    eps_smoothing: bool = False,
-) -> pl.Expr:
-    """Corpus chrF statistics per row, as ``sacrebleu.metrics.CHRF`` (2.6.0) computes them.
-
-    The row's segment statistics (``CHRF._compute_segment_statistics``): per character
-    order ``1..char_order`` and then per word order ``1..word_order``, the hypothesis
-    n-gram count, the reference n-gram count and the clipped matches, against the
-    reference with the best sentence f-score. The corpus score of a group of rows is
-    :func:`chrf_reduction` of their sums: ``CHRF._compute_f_score`` (0-100), which is
-    what ``sacrebleu.corpus_chrf`` reports.
-
-    Parameters
-    ----------
-    prediction
-        The hypothesis (``str``; name or expression).
-    gold
-        The reference (``str``), or several references (``list[str]``).
-    lowercase
-        Lower-case both sides first (Python's ``str.lower``), sacrebleu's ``lowercase``.
-    whitespace
-        Keep whitespace in character n-grams (sacrebleu's ``whitespace``; default: every
-        Python whitespace character is removed before counting).
-    char_order
-        Character n-gram orders ``1..char_order`` (sacrebleu's ``char_order``, 6).
-    word_order
-        Word n-gram orders ``1..word_order`` (0; 2 is chrF++).
-    beta
-        Weight of recall over precision (2).
-    eps_smoothing
-        sacrebleu's ``eps_smoothing``: average the per-order f-scores with 1e-16 for
-        missing ones (chrF++.py, NLTK, Moses) instead of averaging precision and recall
-        over the orders that have counts (the default, as sacrebleu).
-
-    Returns
-    -------
-    pl.Expr
-        Per row a struct of ``Int64`` fields ``char1_hyp, char1_ref, char1_match, ...,
-        word1_hyp, ...`` (see :func:`statistics_fields`); null where the prediction is
-        null, the gold is null, or every reference is null.
-
-    Raises
-    ------
-    EvalframeError
-        Invalid orders or beta (when built); an empty reference list (when run),
-        naming the count of rows and the first one.
-
-    Notes
-    -----
-    Edge rules (sacrebleu's): an empty hypothesis has no n-grams (precision and
-    recall 0, unless the reference is empty too); an empty reference makes the
-    hypothesis counts 0 as well, so that row adds nothing; whitespace-only text is
-    empty unless ``whitespace=True``; null references inside a list are skipped (as
-    sacrebleu drops ``None`` references), ``""`` is a reference like any other. With
-    several references, the statistics are those of the first reference whose
-    sentence-level f-score is the highest (ties: the first).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"hyp": ["ab c", "", None], "ref": ["abc", "x", "y"]})
-    >>> stats = df.select(chrf("hyp", "ref", char_order=2).alias("chrf"))
-    >>> stats.unnest("chrf")
-    shape: (3, 6)
-    ┌───────────┬───────────┬─────────────┬───────────┬───────────┬─────────────┐
-    │ char1_hyp ┆ char1_ref ┆ char1_match ┆ char2_hyp ┆ char2_ref ┆ char2_match │
-    │ ---       ┆ ---       ┆ ---         ┆ ---       ┆ ---       ┆ ---         │
-    │ i64       ┆ i64       ┆ i64         ┆ i64       ┆ i64       ┆ i64         │
-    ╞═══════════╪═══════════╪═════════════╪═══════════╪═══════════╪═════════════╡
-    │ 3         ┆ 3         ┆ 3           ┆ 2         ┆ 2         ┆ 2           │
-    │ 0         ┆ 1         ┆ 0           ┆ 0         ┆ 0         ┆ 0           │
-    │ null      ┆ null      ┆ null        ┆ null      ┆ null      ┆ null        │
-    └───────────┴───────────┴─────────────┴───────────┴───────────┴─────────────┘
-    >>> sums = stats.unnest("chrf").sum()
-    >>> chrf_reduction(char_order=2).formula({k: sums[k].to_numpy() for k in sums.columns})
-    array([89.74358974])
-    """
-    options = dict(
-        lowercase=lowercase, whitespace=whitespace, char_order=char_order,
-        word_order=word_order, beta=beta, eps_smoothing=eps_smoothing,
-    )
-    metric = "chrf++" if word_order == 2 else "chrf"
-    return _statistics_expr(metric, prediction, gold, options, sentence=False)
+#: What every chrF metric registers: roles, dtypes, its 0-100 bounds.
+_CHRF = {**TEXT_PAIR, "bounds": (0.0, 100.0)}
 
 
-def sentence_chrf(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    lowercase: bool = False,
-    whitespace: bool = False,
-    char_order: int = CHAR_ORDER,
-    word_order: int = WORD_ORDER,
-    beta: int = BETA,
-    eps_smoothing: bool = False,
-) -> pl.Expr:
-    """Sentence chrF per row (0-100), ``sacrebleu.sentence_chrf`` with ``CHRF``'s options.
-
-    The f-score (``CHRF._compute_f_score``) of the row's own statistics (those of
-    :func:`chrf`: the best reference's). The mean over rows is *not* corpus chrF.
-
-    Parameters
-    ----------
-    prediction
-        The hypothesis (``str``).
-    gold
-        The reference (``str``), or several (``list[str]``).
-    lowercase, whitespace, char_order, word_order, beta, eps_smoothing
-        As :func:`chrf` (sacrebleu's ``CHRF`` options; ``sentence_chrf``'s
-        ``remove_whitespace`` is ``not whitespace``).
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 100]; null where the prediction or the gold is null, or every
-        reference is null.
-
-    Notes
-    -----
-    Edge rules as :func:`chrf`: an empty hypothesis against a non-empty reference
-    scores 0.0; both empty score 0.0 too (no order has counts).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"hyp": ["Hello, world!", "", None], "ref": ["hello world", "", "x"]})
-    >>> df.with_columns(sentence_chrf("hyp", "ref").alias("chrF"),
-    ...                 sentence_chrf("hyp", "ref", lowercase=True).alias("chrF_lc"))
-    shape: (3, 4)
-    ┌───────────────┬─────────────┬───────────┬───────────┐
-    │ hyp           ┆ ref         ┆ chrF      ┆ chrF_lc   │
-    │ ---           ┆ ---         ┆ ---       ┆ ---       │
-    │ str           ┆ str         ┆ f64       ┆ f64       │
-    ╞═══════════════╪═════════════╪═══════════╪═══════════╡
-    │ Hello, world! ┆ hello world ┆ 46.123358 ┆ 56.343009 │
-    │               ┆             ┆ 0.0       ┆ 0.0       │
-    │ null          ┆ x           ┆ null      ┆ null      │
-    └───────────────┴─────────────┴───────────┴───────────┘
-    """
-    options = dict(
-        lowercase=lowercase, whitespace=whitespace, char_order=char_order,
-        word_order=word_order, beta=beta, eps_smoothing=eps_smoothing,
-    )
-    return _statistics_expr("sentence_chrf", prediction, gold, options, sentence=True)
+def _statistics_of(
+    *, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER, **_: object
+) -> pl.Struct:
+    """The statistics dtype of a request with these options (its fields follow the orders)."""
+    return statistics_dtype(char_order, word_order)
 
 
-# --------------------------------------------------------------------------------------
-# Registration
-# --------------------------------------------------------------------------------------
-
-_DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
+#: What the corpus metrics (chrf, chrf++) register besides: statistics summed, reduced by
+#: CHRF._compute_f_score, sacrebleu's signature.
+_CORPUS = {
+    "level": "corpus",
+    "reduce": chrf_reduction,
+    "statistics_of": _statistics_of,
+    "reference_signature": sacrebleu_signature,
+}
 
 _EDGE_RULES = (
     "null prediction or null gold -> null statistics (the row is not summed); null "
@@ -924,56 +771,185 @@ _EDGE_RULES = (
     "reference counts are both positive, 0.0 when there is none",
 )
 
-_CORPUS_REFERENCE = "sacrebleu.metrics.CHRF(...).corpus_score (= sacrebleu.corpus_chrf)"
+#: The docstring sections of both chrF functions (one signature).
+_SECTIONS = {
+    "parameters": """
+        prediction
+            The hypothesis (``str``; name or expression).
+        gold
+            The reference (``str``), or several references (``list[str]``).
+        lowercase
+            Lower-case both sides first (Python's ``str.lower``), sacrebleu's ``lowercase``.
+        whitespace
+            Keep whitespace in character n-grams (sacrebleu's ``whitespace``; default: every
+            Python whitespace character is removed before counting).
+        char_order
+            Character n-gram orders ``1..char_order`` (sacrebleu's ``char_order``, 6).
+        word_order
+            Word n-gram orders ``1..word_order`` (0; 2 is chrF++).
+        beta
+            Weight of recall over precision (2).
+        eps_smoothing
+            sacrebleu's ``eps_smoothing``: average the per-order f-scores with 1e-16 for
+            missing ones (chrF++.py, NLTK, Moses) instead of averaging precision and recall
+            over the orders that have counts (the default, as sacrebleu).
+        """,
+    "raises": """
+        Raises
+        ------
+        EvalframeError
+            Invalid orders or beta (when built); an empty reference list (when run),
+            naming the count of rows and the first one.
+        """,
+}
 
 
-def _statistics_of(
-    *, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER, **_: object
-) -> pl.Struct:
-    """The statistics dtype of a request with these options (its fields follow the orders)."""
-    return statistics_dtype(char_order, word_order)
+def _chrf_metric(
+    name: str, *registrations: Callable[[Callable[..., pl.Expr]], object], doc: str
+) -> Callable[..., pl.Expr]:
+    """The chrF function ``name`` (corpus statistics, or ``sentence_chrf``'s scores),
+    documented and registered under each of ``registrations``."""
+    sentence = name == "sentence_chrf"
+
+    def metric(
+        prediction: IntoExpr,
+        gold: IntoExpr,
+        *,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        char_order: int = CHAR_ORDER,
+        word_order: int = WORD_ORDER,
+        beta: int = BETA,
+        eps_smoothing: bool = False,
+    ) -> pl.Expr:
+        options = dict(
+            lowercase=lowercase, whitespace=whitespace, char_order=char_order,
+            word_order=word_order, beta=beta, eps_smoothing=eps_smoothing,
+        )
+        metric_name = name if sentence else ("chrf++" if word_order == 2 else "chrf")
+        return _statistics_expr(metric_name, prediction, gold, options, sentence=sentence)
+
+    return generated(metric, name, doc, *registrations, **_SECTIONS)
 
 
-register(
+chrf = _chrf_metric(
     "chrf",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    level="corpus",
-    statistics=statistics_dtype(CHAR_ORDER, WORD_ORDER),
-    reduce=chrf_reduction,
-    statistics_of=_statistics_of,
-    reference_signature=sacrebleu_signature,
-    bounds=(0.0, 100.0),
-    reference=Reference("sacrebleu", SACREBLEU_VERSION, _CORPUS_REFERENCE),
-    description="Corpus chrF (character 6-grams, beta 2), as sacrebleu's corpus_chrf",
-    edge_rules=_EDGE_RULES,
-    function=chrf,
-)
-register(
-    "chrf++",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    level="corpus",
-    options={"word_order": 2},
-    statistics=statistics_dtype(CHAR_ORDER, 2),
-    reduce=chrf_reduction,
-    statistics_of=_statistics_of,
-    reference_signature=sacrebleu_signature,
-    bounds=(0.0, 100.0),
-    reference=Reference(
-        "sacrebleu", SACREBLEU_VERSION, "sacrebleu.metrics.CHRF(word_order=2).corpus_score"
+    register(
+        "chrf",
+        **_CHRF,
+        **_CORPUS,
+        statistics=statistics_dtype(CHAR_ORDER, WORD_ORDER),
+        reference=Reference(
+            "sacrebleu", SACREBLEU_VERSION,
+            "sacrebleu.metrics.CHRF(...).corpus_score (= sacrebleu.corpus_chrf)",
+        ),
+        description="Corpus chrF (character 6-grams, beta 2), as sacrebleu's corpus_chrf",
+        edge_rules=_EDGE_RULES,
     ),
-    description="Corpus chrF++ (character 6-grams and word 2-grams), as sacrebleu's",
-    edge_rules=_EDGE_RULES,
-    function=chrf,
+    register(
+        "chrf++",
+        **_CHRF,
+        **_CORPUS,
+        options={"word_order": 2},
+        statistics=statistics_dtype(CHAR_ORDER, 2),
+        reference=Reference(
+            "sacrebleu", SACREBLEU_VERSION, "sacrebleu.metrics.CHRF(word_order=2).corpus_score"
+        ),
+        description="Corpus chrF++ (character 6-grams and word 2-grams), as sacrebleu's",
+        edge_rules=_EDGE_RULES,
+    ),
+    doc="""Corpus chrF statistics per row, as ``sacrebleu.metrics.CHRF`` (2.6.0) computes them.
+
+    The row's segment statistics (``CHRF._compute_segment_statistics``): per character
+    order ``1..char_order`` and then per word order ``1..word_order``, the hypothesis
+    n-gram count, the reference n-gram count and the clipped matches, against the
+    reference with the best sentence f-score. The corpus score of a group of rows is
+    :func:`chrf_reduction` of their sums: ``CHRF._compute_f_score`` (0-100), which is
+    what ``sacrebleu.corpus_chrf`` reports.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    pl.Expr
+        Per row a struct of ``Int64`` fields ``char1_hyp, char1_ref, char1_match, ...,
+        word1_hyp, ...`` (see :func:`statistics_fields`); null where the prediction is
+        null, the gold is null, or every reference is null.
+
+    {raises}
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"hyp": ["ab c", "", None], "ref": ["abc", "x", "y"]})
+    >>> stats = df.select(chrf("hyp", "ref", char_order=2).alias("chrf"))
+    >>> stats.unnest("chrf")
+    shape: (3, 6)
+    ┌───────────┬───────────┬─────────────┬───────────┬───────────┬─────────────┐
+    │ char1_hyp ┆ char1_ref ┆ char1_match ┆ char2_hyp ┆ char2_ref ┆ char2_match │
+    │ ---       ┆ ---       ┆ ---         ┆ ---       ┆ ---       ┆ ---         │
+    │ i64       ┆ i64       ┆ i64         ┆ i64       ┆ i64       ┆ i64         │
+    ╞═══════════╪═══════════╪═════════════╪═══════════╪═══════════╪═════════════╡
+    │ 3         ┆ 3         ┆ 3           ┆ 2         ┆ 2         ┆ 2           │
+    │ 0         ┆ 1         ┆ 0           ┆ 0         ┆ 0         ┆ 0           │
+    │ null      ┆ null      ┆ null        ┆ null      ┆ null      ┆ null        │
+    └───────────┴───────────┴─────────────┴───────────┴───────────┴─────────────┘
+    >>> sums = stats.unnest("chrf").sum()
+    >>> chrf_reduction(char_order=2).formula({k: sums[k].to_numpy() for k in sums.columns})
+    array([89.74358974])
+    """,
 )
-register(
+
+sentence_chrf = _chrf_metric(
     "sentence_chrf",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    bounds=(0.0, 100.0),
-    reference=Reference("sacrebleu", SACREBLEU_VERSION, "sacrebleu.sentence_chrf"),
-    description="Sentence-level chrF (0-100) per row, as sacrebleu's sentence_chrf",
-    edge_rules=(*_EDGE_RULES[:-1], "score: CHRF._compute_f_score of the row's own statistics"),
-    function=sentence_chrf,
+    register(
+        "sentence_chrf",
+        **_CHRF,
+        reference=Reference("sacrebleu", SACREBLEU_VERSION, "sacrebleu.sentence_chrf"),
+        description="Sentence-level chrF (0-100) per row, as sacrebleu's sentence_chrf",
+        edge_rules=(
+            *_EDGE_RULES[:-1], "score: CHRF._compute_f_score of the row's own statistics"
+        ),
+    ),
+    doc="""Sentence chrF per row (0-100), ``sacrebleu.sentence_chrf`` with ``CHRF``'s options.
+
+    The f-score (``CHRF._compute_f_score``) of the row's own statistics (those of
+    :func:`chrf`: the best reference's). The mean over rows is *not* corpus chrF.
+    ``sentence_chrf``'s ``remove_whitespace`` is ``not whitespace``.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    pl.Expr
+        ``Float64`` in [0, 100]; null where the prediction or the gold is null, or every
+        reference is null.
+
+    {raises}
+
+    Notes
+    -----
+    An empty hypothesis scores 0.0, against an empty reference too (no order has counts).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"hyp": ["Hello, world!", "", None], "ref": ["hello world", "", "x"]})
+    >>> df.with_columns(sentence_chrf("hyp", "ref").alias("chrF"),
+    ...                 sentence_chrf("hyp", "ref", lowercase=True).alias("chrF_lc"))
+    shape: (3, 4)
+    ┌───────────────┬─────────────┬───────────┬───────────┐
+    │ hyp           ┆ ref         ┆ chrF      ┆ chrF_lc   │
+    │ ---           ┆ ---         ┆ ---       ┆ ---       │
+    │ str           ┆ str         ┆ f64       ┆ f64       │
+    ╞═══════════════╪═════════════╪═══════════╪═══════════╡
+    │ Hello, world! ┆ hello world ┆ 46.123358 ┆ 56.343009 │
+    │               ┆             ┆ 0.0       ┆ 0.0       │
+    │ null          ┆ x           ┆ null      ┆ null      │
+    └───────────────┴─────────────┴───────────┴───────────┘
+    """,
 )

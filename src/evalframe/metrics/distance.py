@@ -63,7 +63,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, RowCheck, describe, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
-from evalframe.metrics._text_inputs import TEXT_DTYPES
+from evalframe.metrics._text_rules import TEXT_SAMPLES, generated
 from evalframe.metrics.exact_match import LIGHTEVAL_VERSION
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
@@ -409,314 +409,8 @@ def _field(
 
 
 # --------------------------------------------------------------------------------------
-# The metrics
-# --------------------------------------------------------------------------------------
-
-def edit_distance(
-    prediction: IntoExpr, gold: IntoExpr, *, strip_prediction: bool = True
-) -> pl.Expr:
-    """Token edit distance in lighteval's ``StringDistance`` semantics (``copyright``).
-
-    nltk's ``edit_distance`` (Levenshtein: insertions, deletions, substitutions of cost 1)
-    between the Treebank tokens of the stripped prediction and of the first gold cut to
-    the prediction's length in characters; the smallest over the samples.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]``: only the first is used, as in lighteval.
-    strip_prediction
-        lighteval's ``strip_prediction`` (``True`` in its ``copyright`` metric).
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` >= 0 per row; null where the prediction, a sample or the first gold
-        is null.
-
-    Notes
-    -----
-    Edge rules: an empty (or, stripped, blank) prediction cuts the gold to ``""``, so the
-    distance is 0.0; a prediction against an empty gold is its number of tokens. Tokens
-    are compared as lighteval's numpy arrays compare them: trailing NUL characters do not
-    count. An empty list raises :class:`~evalframe.EvalframeError`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["  the cat sat", "a b", None],
-    ...                    "gold": [["the cat sat on the mat"], ["x y"], ["z"]]})
-    >>> df.with_columns(edit_distance("pred", "gold").alias("edit_distance"))
-    shape: (3, 3)
-    ┌───────────────┬────────────────────────────┬───────────────┐
-    │ pred          ┆ gold                       ┆ edit_distance │
-    │ ---           ┆ ---                        ┆ ---           │
-    │ str           ┆ list[str]                  ┆ f64           │
-    ╞═══════════════╪════════════════════════════╪═══════════════╡
-    │   the cat sat ┆ ["the cat sat on the mat"] ┆ 0.0           │
-    │ a b           ┆ ["x y"]                    ┆ 2.0           │
-    │ null          ┆ ["z"]                      ┆ null          │
-    └───────────────┴────────────────────────────┴───────────────┘
-    """
-    return _field("edit_distance", "lighteval", "edit_distance", prediction, gold,
-                  strip_prediction)
-
-
-def edit_similarity(
-    prediction: IntoExpr, gold: IntoExpr, *, strip_prediction: bool = True
-) -> pl.Expr:
-    """Token edit similarity in lighteval's ``StringDistance`` semantics (``copyright``).
-
-    ``1.0 - distance / max(len(prediction tokens), len(gold tokens))``, and ``0.0`` when
-    either side has no tokens (both empty included), on the tokens of
-    :func:`edit_distance`; the largest over the samples.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]``: only the first is used, as in lighteval.
-    strip_prediction
-        lighteval's ``strip_prediction``.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 1] per row; null where an input is null.
-
-    Notes
-    -----
-    The arithmetic is lighteval's (an integer distance over an integer length, subtracted
-    from 1.0), so the values are bit-identical. Similarity from Lee et al. (2021),
-    "Deduplicating training data makes language models better".
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["a b c d", "", None], "gold": ["a x c d e", "a", "z"]})
-    >>> df.with_columns(edit_similarity("pred", "gold").alias("edit_similarity"))
-    shape: (3, 3)
-    ┌─────────┬───────────┬─────────────────┐
-    │ pred    ┆ gold      ┆ edit_similarity │
-    │ ---     ┆ ---       ┆ ---             │
-    │ str     ┆ str       ┆ f64             │
-    ╞═════════╪═══════════╪═════════════════╡
-    │ a b c d ┆ a x c d e ┆ 0.75            │
-    │         ┆ a         ┆ 0.0             │
-    │ null    ┆ z         ┆ null            │
-    └─────────┴───────────┴─────────────────┘
-    """
-    return _field("edit_similarity", "lighteval", "edit_similarity", prediction, gold,
-                  strip_prediction)
-
-
-def longest_common_prefix_length(
-    prediction: IntoExpr, gold: IntoExpr, *, strip_prediction: bool = True
-) -> pl.Expr:
-    """Common prefix length in tokens, in lighteval's ``StringDistance`` semantics.
-
-    How many leading Treebank tokens the stripped prediction shares with the first gold
-    cut to the prediction's length in characters; the largest over the samples.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]``: only the first is used, as in lighteval.
-    strip_prediction
-        lighteval's ``strip_prediction``.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` >= 0 (a whole number) per row; null where an input is null.
-
-    Notes
-    -----
-    Cutting the gold to the prediction's length can split its last word, which then
-    differs (``"Once upon a time there was a prince"`` for a 35-character prediction).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["Once upon a time", "Twice", None],
-    ...                    "gold": ["Once upon a time there was", "Once", "z"]})
-    >>> df.with_columns(longest_common_prefix_length("pred", "gold").alias("lcp"))
-    shape: (3, 3)
-    ┌──────────────────┬────────────────────────────┬──────┐
-    │ pred             ┆ gold                       ┆ lcp  │
-    │ ---              ┆ ---                        ┆ ---  │
-    │ str              ┆ str                        ┆ f64  │
-    ╞══════════════════╪════════════════════════════╪══════╡
-    │ Once upon a time ┆ Once upon a time there was ┆ 4.0  │
-    │ Twice            ┆ Once                       ┆ 0.0  │
-    │ null             ┆ z                          ┆ null │
-    └──────────────────┴────────────────────────────┴──────┘
-    """
-    return _field("longest_common_prefix_length", "lighteval", "longest_common_prefix_length",
-                  prediction, gold, strip_prediction)
-
-
-def word_edit_distance(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """Levenshtein distance between the whitespace words of prediction and gold.
-
-    Words are Python's ``str.split()`` pieces; nothing is stripped, cut or Treebank
-    tokenised (unlike :func:`edit_distance`). The smallest over every (sample, gold
-    alternative) pair.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives (the best one counts).
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` >= 0 per row; null where an input (or an element of a list) is null.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["the cat  sat", "", None],
-    ...                    "gold": [["a cat sat", "the dog"], ["x y"], ["z"]]})
-    >>> df.with_columns(word_edit_distance("pred", "gold").alias("d"))
-    shape: (3, 3)
-    ┌──────────────┬──────────────────────────┬──────┐
-    │ pred         ┆ gold                     ┆ d    │
-    │ ---          ┆ ---                      ┆ ---  │
-    │ str          ┆ list[str]                ┆ f64  │
-    ╞══════════════╪══════════════════════════╪══════╡
-    │ the cat  sat ┆ ["a cat sat", "the dog"] ┆ 1.0  │
-    │              ┆ ["x y"]                  ┆ 2.0  │
-    │ null         ┆ ["z"]                    ┆ null │
-    └──────────────┴──────────────────────────┴──────┘
-    """
-    return _field("word_edit_distance", "word", "edit_distance", prediction, gold)
-
-
-def word_edit_similarity(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """``1 - distance / max(len)`` on whitespace words; 1.0 when both have no words.
-
-    The distance of :func:`word_edit_distance` over the larger word count (rapidfuzz's
-    ``Levenshtein.normalized_similarity``); the largest over every (sample, gold
-    alternative) pair. Unlike lighteval's :func:`edit_similarity`, two texts without
-    words are identical (1.0), and nothing is stripped, cut or Treebank tokenised.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 1] per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["a b c d", " ", None], "gold": ["a x c d e", "", "z"]})
-    >>> df.with_columns(word_edit_similarity("pred", "gold").alias("sim"))
-    shape: (3, 3)
-    ┌─────────┬───────────┬──────┐
-    │ pred    ┆ gold      ┆ sim  │
-    │ ---     ┆ ---       ┆ ---  │
-    │ str     ┆ str       ┆ f64  │
-    ╞═════════╪═══════════╪══════╡
-    │ a b c d ┆ a x c d e ┆ 0.6  │
-    │         ┆           ┆ 1.0  │
-    │ null    ┆ z         ┆ null │
-    └─────────┴───────────┴──────┘
-    """
-    return _field("word_edit_similarity", "word", "edit_similarity", prediction, gold)
-
-
-def char_edit_distance(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """Levenshtein distance between the characters (Unicode code points) of the texts.
-
-    Whitespace counts like any character; a combining mark is a character of its own
-    (``"é"`` precomposed and ``"e\\u0301"`` differ). The smallest over every (sample,
-    gold alternative) pair.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` >= 0 per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["kitten", "", None], "gold": ["sitting", "abc", "z"]})
-    >>> df.with_columns(char_edit_distance("pred", "gold").alias("d"))
-    shape: (3, 3)
-    ┌────────┬─────────┬──────┐
-    │ pred   ┆ gold    ┆ d    │
-    │ ---    ┆ ---     ┆ ---  │
-    │ str    ┆ str     ┆ f64  │
-    ╞════════╪═════════╪══════╡
-    │ kitten ┆ sitting ┆ 3.0  │
-    │        ┆ abc     ┆ 3.0  │
-    │ null   ┆ z       ┆ null │
-    └────────┴─────────┴──────┘
-    """
-    return _field("char_edit_distance", "char", "edit_distance", prediction, gold)
-
-
-def char_edit_similarity(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
-    """``1 - distance / max(len)`` on characters; 1.0 when both texts are empty.
-
-    The distance of :func:`char_edit_distance` over the longer length in code points
-    (rapidfuzz's ``Levenshtein.normalized_similarity``); the largest over every
-    (sample, gold alternative) pair.
-
-    Parameters
-    ----------
-    prediction
-        ``str``, or ``list[str]`` of samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 1] per row; null where an input is null.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["kitten", "", None], "gold": ["sitting", "", "z"]})
-    >>> df.with_columns(char_edit_similarity("pred", "gold").alias("sim"))
-    shape: (3, 3)
-    ┌────────┬─────────┬──────────┐
-    │ pred   ┆ gold    ┆ sim      │
-    │ ---    ┆ ---     ┆ ---      │
-    │ str    ┆ str     ┆ f64      │
-    ╞════════╪═════════╪══════════╡
-    │ kitten ┆ sitting ┆ 0.571429 │
-    │        ┆         ┆ 1.0      │
-    │ null   ┆ z       ┆ null     │
-    └────────┴─────────┴──────────┘
-    """
-    return _field("char_edit_similarity", "char", "edit_similarity", prediction, gold)
-
-
-# --------------------------------------------------------------------------------------
-# Registration
+# The metrics: two families, each made by one factory (one signature, one docstring
+# template, one set of registration keywords)
 # --------------------------------------------------------------------------------------
 
 _NULL_RULE = (
@@ -753,13 +447,88 @@ _NLTK_LIMIT = (
 _LIGHTEVAL_REF = "metrics.metrics_sample.StringDistance (Metrics.copyright)"
 _RAPIDFUZZ = Reference("rapidfuzz", "3.14", "rapidfuzz.distance.Levenshtein")
 
-register(
+#: What a distance (lower is better, unbounded above) registers besides its family's.
+_DISTANCE = {"higher_is_better": False, "bounds": (0.0, math.inf)}
+
+_DOC = """{summary}
+
+    {details}
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    pl.Expr
+        {returns}
+
+    {notes}
+
+    Examples
+    --------
+    {example}
+    """
+
+_LIGHTEVAL_PARAMETERS = """
+    prediction
+        ``str``, or ``list[str]`` of samples.
+    gold
+        ``str``, or ``list[str]``: only the first is used, as in lighteval.
+    strip_prediction
+        lighteval's ``strip_prediction`` (``True`` in its ``copyright`` metric).
+    """
+
+_PLAIN_PARAMETERS = """
+    prediction
+        ``str``, or ``list[str]`` of samples.
+    gold
+        ``str``, or ``list[str]`` of alternatives (the best one counts).
+    """
+
+
+def _lighteval_metric(
+    field: str, *, summary: str, details: str, values: str, example: str, notes: str = "",
+    **registration: object,
+) -> Callable[..., pl.Expr]:
+    """The lighteval ``StringDistance`` metric ``field``, documented and registered."""
+
+    def metric(
+        prediction: IntoExpr, gold: IntoExpr, *, strip_prediction: bool = True
+    ) -> pl.Expr:
+        return _field(field, "lighteval", field, prediction, gold, strip_prediction)
+
+    reference = Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF)
+    return generated(
+        metric, field, _DOC,
+        register(field, **TEXT_SAMPLES, reference=reference, **registration),
+        summary=summary, details=details, parameters=_LIGHTEVAL_PARAMETERS, notes=notes,
+        example=example,
+        returns=f"{values} per row; null where the prediction, a sample or the first gold "
+        "is null.",
+    )
+
+
+def _plain_metric(
+    name: str, mode: Mode, field: str, *, summary: str, details: str, values: str,
+    example: str, **registration: object,
+) -> Callable[..., pl.Expr]:
+    """The Levenshtein metric ``name`` on words or characters, documented and registered."""
+
+    def metric(prediction: IntoExpr, gold: IntoExpr) -> pl.Expr:
+        return _field(name, mode, field, prediction, gold)
+
+    return generated(
+        metric, name, _DOC, register(name, **TEXT_SAMPLES, reference=_RAPIDFUZZ, **registration),
+        summary=summary, details=details, parameters=_PLAIN_PARAMETERS, notes="",
+        example=example,
+        returns=f"{values} per row; null where an input (or an element of a list) is null.",
+    )
+
+
+edit_distance = _lighteval_metric(
     "edit_distance",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    higher_is_better=False,
-    bounds=(0.0, math.inf),
-    reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
+    **_DISTANCE,
     description="Treebank-token edit distance to the gold cut to the prediction's length "
     "(lighteval copyright)",
     edge_rules=(
@@ -768,13 +537,33 @@ register(
         "(or blank) prediction cuts the gold to '' and scores 0.0",
     ),
     divergences=(_SAMPLE_AGGREGATION, _NLTK_LIMIT),
-    function=edit_distance,
+    summary="Token edit distance in lighteval's ``StringDistance`` semantics (``copyright``).",
+    details="""
+        nltk's ``edit_distance`` (Levenshtein: insertions, deletions, substitutions of cost 1)
+        between the Treebank tokens of the stripped prediction and of the first gold cut to
+        the prediction's length in characters; the smallest over the samples.
+        """,
+    values="``Float64`` >= 0",
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["  the cat sat", "a b", None],
+        ...                    "gold": [["the cat sat on the mat"], ["x y"], ["z"]]})
+        >>> df.with_columns(edit_distance("pred", "gold").alias("edit_distance"))
+        shape: (3, 3)
+        ┌───────────────┬────────────────────────────┬───────────────┐
+        │ pred          ┆ gold                       ┆ edit_distance │
+        │ ---           ┆ ---                        ┆ ---           │
+        │ str           ┆ list[str]                  ┆ f64           │
+        ╞═══════════════╪════════════════════════════╪═══════════════╡
+        │   the cat sat ┆ ["the cat sat on the mat"] ┆ 0.0           │
+        │ a b           ┆ ["x y"]                    ┆ 2.0           │
+        │ null          ┆ ["z"]                      ┆ null          │
+        └───────────────┴────────────────────────────┴───────────────┘
+        """,
 )
-register(
+
+edit_similarity = _lighteval_metric(
     "edit_similarity",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
     description="Edit similarity, 1 - edit distance / max token count, Treebank tokens "
     "(lighteval copyright)",
     edge_rules=(
@@ -783,71 +572,194 @@ register(
         "side has no tokens, both empty included",
     ),
     divergences=(_SAMPLE_AGGREGATION, _NLTK_LIMIT),
-    function=edit_similarity,
+    summary="Token edit similarity in lighteval's ``StringDistance`` semantics (``copyright``).",
+    details="""
+        ``1.0 - distance / max(len(prediction tokens), len(gold tokens))`` on the tokens of
+        :func:`edit_distance`; the largest over the samples.
+        """,
+    values="``Float64`` in [0, 1]",
+    notes="""
+        Notes
+        -----
+        The arithmetic is lighteval's (an integer distance over an integer length, subtracted
+        from 1.0), so the values are bit-identical. Similarity from Lee et al. (2021),
+        "Deduplicating training data makes language models better".
+        """,
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["a b c d", "", None], "gold": ["a x c d e", "a", "z"]})
+        >>> df.with_columns(edit_similarity("pred", "gold").alias("edit_similarity"))
+        shape: (3, 3)
+        ┌─────────┬───────────┬─────────────────┐
+        │ pred    ┆ gold      ┆ edit_similarity │
+        │ ---     ┆ ---       ┆ ---             │
+        │ str     ┆ str       ┆ f64             │
+        ╞═════════╪═══════════╪═════════════════╡
+        │ a b c d ┆ a x c d e ┆ 0.75            │
+        │         ┆ a         ┆ 0.0             │
+        │ null    ┆ z         ┆ null            │
+        └─────────┴───────────┴─────────────────┘
+        """,
 )
-register(
+
+longest_common_prefix_length = _lighteval_metric(
     "longest_common_prefix_length",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
     bounds=(0.0, math.inf),
-    reference=Reference("lighteval", LIGHTEVAL_VERSION, _LIGHTEVAL_REF),
     description="Common prefix length in Treebank tokens with the cut gold (lighteval "
     "copyright)",
-    edge_rules=(
-        *_LIGHTEVAL_RULES,
-        "0.0 when either side has no tokens",
-    ),
+    edge_rules=(*_LIGHTEVAL_RULES, "0.0 when either side has no tokens"),
     divergences=(_SAMPLE_AGGREGATION,),
-    function=longest_common_prefix_length,
+    summary="Common prefix length in tokens, in lighteval's ``StringDistance`` semantics.",
+    details="""
+        How many leading Treebank tokens the stripped prediction shares with the first gold
+        cut to the prediction's length in characters; the largest over the samples.
+        """,
+    values="``Float64`` >= 0 (a whole number)",
+    notes="""
+        Notes
+        -----
+        Cutting the gold to the prediction's length can split its last word, which then
+        differs (``"Once upon a time there was a prince"`` for a 35-character prediction).
+        """,
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["Once upon a time", "Twice", None],
+        ...                    "gold": ["Once upon a time there was", "Once", "z"]})
+        >>> df.with_columns(longest_common_prefix_length("pred", "gold").alias("lcp"))
+        shape: (3, 3)
+        ┌──────────────────┬────────────────────────────┬──────┐
+        │ pred             ┆ gold                       ┆ lcp  │
+        │ ---              ┆ ---                        ┆ ---  │
+        │ str              ┆ str                        ┆ f64  │
+        ╞══════════════════╪════════════════════════════╪══════╡
+        │ Once upon a time ┆ Once upon a time there was ┆ 4.0  │
+        │ Twice            ┆ Once                       ┆ 0.0  │
+        │ null             ┆ z                          ┆ null │
+        └──────────────────┴────────────────────────────┴──────┘
+        """,
 )
-register(
-    "word_edit_distance",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    higher_is_better=False,
-    bounds=(0.0, math.inf),
-    reference=_RAPIDFUZZ,
+
+word_edit_distance = _plain_metric(
+    "word_edit_distance", "word", "edit_distance",
+    **_DISTANCE,
     description="Levenshtein distance between whitespace words (str.split()), best gold",
     edge_rules=(*_PLAIN_RULES, "two texts without words: 0.0"),
-    function=word_edit_distance,
+    summary="Levenshtein distance between the whitespace words of prediction and gold.",
+    details="""
+        Words are Python's ``str.split()`` pieces, unlike :func:`edit_distance`'s Treebank
+        tokens. The smallest over every (sample, gold alternative) pair.
+        """,
+    values="``Float64`` >= 0",
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["the cat  sat", "", None],
+        ...                    "gold": [["a cat sat", "the dog"], ["x y"], ["z"]]})
+        >>> df.with_columns(word_edit_distance("pred", "gold").alias("d"))
+        shape: (3, 3)
+        ┌──────────────┬──────────────────────────┬──────┐
+        │ pred         ┆ gold                     ┆ d    │
+        │ ---          ┆ ---                      ┆ ---  │
+        │ str          ┆ list[str]                ┆ f64  │
+        ╞══════════════╪══════════════════════════╪══════╡
+        │ the cat  sat ┆ ["a cat sat", "the dog"] ┆ 1.0  │
+        │              ┆ ["x y"]                  ┆ 2.0  │
+        │ null         ┆ ["z"]                    ┆ null │
+        └──────────────┴──────────────────────────┴──────┘
+        """,
 )
-register(
-    "word_edit_similarity",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=_RAPIDFUZZ,
+
+word_edit_similarity = _plain_metric(
+    "word_edit_similarity", "word", "edit_similarity",
     description="Word edit similarity, 1 - word Levenshtein distance / max word count, best gold",
     edge_rules=(
         *_PLAIN_RULES,
         "1.0 - distance / max(word counts) (Levenshtein.normalized_similarity); two texts "
         "without words: 1.0",
     ),
-    function=word_edit_similarity,
+    summary="``1 - distance / max(len)`` on whitespace words; 1.0 when both have no words.",
+    details="""
+        The distance of :func:`word_edit_distance` over the larger word count (rapidfuzz's
+        ``Levenshtein.normalized_similarity``); the largest over every (sample, gold
+        alternative) pair. Unlike lighteval's :func:`edit_similarity`, two texts without
+        words are identical.
+        """,
+    values="``Float64`` in [0, 1]",
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["a b c d", " ", None], "gold": ["a x c d e", "", "z"]})
+        >>> df.with_columns(word_edit_similarity("pred", "gold").alias("sim"))
+        shape: (3, 3)
+        ┌─────────┬───────────┬──────┐
+        │ pred    ┆ gold      ┆ sim  │
+        │ ---     ┆ ---       ┆ ---  │
+        │ str     ┆ str       ┆ f64  │
+        ╞═════════╪═══════════╪══════╡
+        │ a b c d ┆ a x c d e ┆ 0.6  │
+        │         ┆           ┆ 1.0  │
+        │ null    ┆ z         ┆ null │
+        └─────────┴───────────┴──────┘
+        """,
 )
-register(
-    "char_edit_distance",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    higher_is_better=False,
-    bounds=(0.0, math.inf),
-    reference=_RAPIDFUZZ,
+
+char_edit_distance = _plain_metric(
+    "char_edit_distance", "char", "edit_distance",
+    **_DISTANCE,
     description="Levenshtein distance between characters (code points), best gold",
     edge_rules=(
         *_PLAIN_RULES,
         "characters are Unicode code points; whitespace and combining marks count",
     ),
-    function=char_edit_distance,
+    summary="Levenshtein distance between the characters (Unicode code points) of the texts.",
+    details="""
+        Code point by code point: ``"é"`` precomposed and ``"e\\u0301"`` differ. The
+        smallest over every (sample, gold alternative) pair.
+        """,
+    values="``Float64`` >= 0",
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["kitten", "", None], "gold": ["sitting", "abc", "z"]})
+        >>> df.with_columns(char_edit_distance("pred", "gold").alias("d"))
+        shape: (3, 3)
+        ┌────────┬─────────┬──────┐
+        │ pred   ┆ gold    ┆ d    │
+        │ ---    ┆ ---     ┆ ---  │
+        │ str    ┆ str     ┆ f64  │
+        ╞════════╪═════════╪══════╡
+        │ kitten ┆ sitting ┆ 3.0  │
+        │        ┆ abc     ┆ 3.0  │
+        │ null   ┆ z       ┆ null │
+        └────────┴─────────┴──────┘
+        """,
 )
-register(
-    "char_edit_similarity",
-    roles=("prediction", "gold"),
-    dtypes=TEXT_DTYPES,
-    reference=_RAPIDFUZZ,
+
+char_edit_similarity = _plain_metric(
+    "char_edit_similarity", "char", "edit_similarity",
     description="Character edit similarity, 1 - Levenshtein distance / max length, best gold",
     edge_rules=(
         *_PLAIN_RULES,
         "1.0 - distance / max(lengths in code points) (Levenshtein.normalized_similarity); "
         "two empty texts: 1.0",
     ),
-    function=char_edit_similarity,
+    summary="``1 - distance / max(len)`` on characters; 1.0 when both texts are empty.",
+    details="""
+        The distance of :func:`char_edit_distance` over the longer length in code points
+        (rapidfuzz's ``Levenshtein.normalized_similarity``); the largest over every
+        (sample, gold alternative) pair.
+        """,
+    values="``Float64`` in [0, 1]",
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["kitten", "", None], "gold": ["sitting", "", "z"]})
+        >>> df.with_columns(char_edit_similarity("pred", "gold").alias("sim"))
+        shape: (3, 3)
+        ┌────────┬─────────┬──────────┐
+        │ pred   ┆ gold    ┆ sim      │
+        │ ---    ┆ ---     ┆ ---      │
+        │ str    ┆ str     ┆ f64      │
+        ╞════════╪═════════╪══════════╡
+        │ kitten ┆ sitting ┆ 0.571429 │
+        │        ┆         ┆ 1.0      │
+        │ null   ┆ z       ┆ null     │
+        └────────┴─────────┴──────────┘
+        """,
 )

@@ -14,7 +14,7 @@ answer up among them).
   target that reads as a number (after ``$ , £ € * _`` and a ``.`` before no digit are
   removed), the completion's words are read as numbers instead (the first for
   ``"begin"``, the last for ``"end"``, any for ``"any"``, the whole text for
-  ``"exact"``) and compared as ``format(value, ".5g")``; ``"60%"`` is not a number.
+  ``"exact"``) and compared as ``format(value, ".5g")``.
 - :func:`inspect_includes` (``includes(ignore_case)``): the target (case-folded) is a
   substring of the completion.
 - :func:`inspect_pattern` (``pattern(pattern, ignore_case, match_all)``): a Python regex;
@@ -27,12 +27,6 @@ The answers Inspect records (``Score.answer``) are the extractors
 ``inspect_answer_letter`` / ``_word`` / ``_line`` and
 :func:`evalframe.extract.inspect_pattern_extractor` (see ``evalframe extractors``); for
 ``match``/``includes`` it is the stripped completion itself.
-
-Edge rules (Inspect's, unless said): an empty completion is scored like any other
-(``match`` with target ``"."`` is CORRECT on ``""``: both strip to ``""``); a matched group
-or ``Target.text`` that is ``""`` scores INCORRECT (Inspect tests its truth); an empty gold
-list is no target: 0.0. evalframe's: a null completion or gold scores null; null
-alternatives in a gold list are skipped, a list of only nulls scores null.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -74,6 +68,7 @@ from evalframe.errors import EvalframeError
 from evalframe.extract.inspect_answer import AnswerType, answer_text, pattern_groups
 from evalframe.extract.table import ExtractorLike, answer_of
 from evalframe.metrics._inspect_numbers import could_be_number, normalize_number, parse_number
+from evalframe.metrics._text_rules import TEXT_PAIR, documented
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize._python_text import (
     all_characters,
@@ -82,14 +77,12 @@ from evalframe.normalize._python_text import (
     lower,
     whitespace_characters,
 )
-from evalframe.schema import LIST_STR, STR
 
 __all__ = ["inspect_answer", "inspect_includes", "inspect_match", "inspect_pattern"]
 
 PACKAGE, VERSION = "inspect_ai", "0.3.285"
 Location = Literal["begin", "end", "any", "exact"]
 _LOCATIONS = ("begin", "end", "any", "exact")
-_DTYPES = {"prediction": (STR,), "gold": (STR, LIST_STR)}
 #: What Inspect's ``strip_punctuation`` strips from both ends.
 _PUNCTUATION = string.whitespace + string.punctuation
 
@@ -99,6 +92,34 @@ _EDGE_RULES = (
     "null prediction or null gold -> null; null alternatives are skipped; a gold list of "
     "only nulls -> null",
 )
+
+
+def _scorer(name: str) -> dict[str, object]:
+    """The registration keywords every Inspect scorer shares: roles, dtypes, reference."""
+    reference = Reference(PACKAGE, VERSION, f"inspect_ai.scorer.{name} (value_to_float)")
+    return {**TEXT_PAIR, "reference": reference}
+
+
+#: The docstring sections of every Inspect scorer.
+_SECTIONS = {
+    "roles": """
+        prediction
+            ``String``: the completion (Inspect's ``state.output.completion``).
+        gold
+            ``String`` or ``List(String)``: the target(s).
+        """,
+    "returns": """
+        Returns
+        -------
+        pl.Expr
+            ``Float64``, 1.0 (CORRECT) or 0.0 (INCORRECT); null for a null input.
+        """,
+    "extractor": """
+        extractor
+            Applied to the completion first (default ``"none"``: Inspect's scorer reads the
+            whole completion); a null extracted answer scores null.
+        """,
+}
 
 
 # ---- Python's text semantics over a batch -----------------------------------------------
@@ -286,8 +307,7 @@ def _check_location(location: str) -> None:
 
 @register(
     "inspect_match",
-    roles=("prediction", "gold"),
-    reference=Reference(PACKAGE, VERSION, "inspect_ai.scorer.match (value_to_float)"),
+    **_scorer("match"),
     description="Inspect's match(): the completion ends (begins, equals, contains) the "
     "target, optionally as numbers",
     edge_rules=(
@@ -295,12 +315,12 @@ def _check_location(location: str) -> None:
         "both sides are str.strip()-ed and trimmed of ASCII punctuation; '' ends with ''",
         "numeric=True: a target that is no number is matched as text; '60%' is no number",
     ),
-    dtypes=_DTYPES,
     divergences=(
         "a Chinese numeral too large for a float (over 309 digits) is no number here; "
         "Inspect raises OverflowError",
     ),
 )
+@documented(**_SECTIONS)
 def inspect_match(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -314,24 +334,16 @@ def inspect_match(
 
     Parameters
     ----------
-    prediction
-        ``String`` column: the completion (``state.output.completion``).
-    gold
-        ``String`` or ``List(String)``: the target(s).
+    {roles}
     location
         ``"end"`` (default), ``"begin"``, ``"exact"`` or ``"any"``.
     ignore_case
         Compare ``str.casefold()``-ed text (default True, as Inspect).
     numeric
         Compare numbers when the target is one (see the module docstring).
-    extractor
-        Applied to the completion first (default ``"none"``: Inspect's scorer reads the
-        whole completion); a null extracted answer scores null.
+    {extractor}
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64``, 1.0 (CORRECT) or 0.0 (INCORRECT); null for a null input.
+    {returns}
 
     Examples
     --------
@@ -375,12 +387,11 @@ def _includes_hits(ignore_case: bool):
 
 @register(
     "inspect_includes",
-    roles=("prediction", "gold"),
-    reference=Reference(PACKAGE, VERSION, "inspect_ai.scorer.includes (value_to_float)"),
+    **_scorer("includes"),
     description="Inspect's includes(): a target is a substring of the completion",
     edge_rules=(*_EDGE_RULES, "no stripping: an empty target is included in any completion"),
-    dtypes=_DTYPES,
 )
+@documented(**_SECTIONS)
 def inspect_includes(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -392,19 +403,12 @@ def inspect_includes(
 
     Parameters
     ----------
-    prediction
-        ``String``: the completion.
-    gold
-        ``String`` or ``List(String)``: the target(s).
+    {roles}
     ignore_case
         Compare ``str.casefold()``-ed text (default True).
-    extractor
-        Applied to the completion first (default ``"none"``).
+    {extractor}
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0; null for a null input.
+    {returns}
 
     Examples
     --------
@@ -477,8 +481,7 @@ def _groups_kernel(groups: pl.Expr, prediction: IntoExpr, gold: IntoExpr, score)
 
 @register(
     "inspect_pattern",
-    roles=("prediction", "gold"),
-    reference=Reference(PACKAGE, VERSION, "inspect_ai.scorer.pattern (value_to_float)"),
+    **_scorer("pattern"),
     description="Inspect's pattern(): a regex group of the completion equals a target",
     edge_rules=(
         *_EDGE_RULES,
@@ -486,8 +489,8 @@ def _groups_kernel(groups: pl.Expr, prediction: IntoExpr, gold: IntoExpr, score)
         "empty one scores 0.0; match_all: every group that took part must equal a target "
         "and the targets joined must not be empty",
     ),
-    dtypes=_DTYPES,
 )
+@documented(**_SECTIONS)
 def inspect_pattern(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -501,10 +504,7 @@ def inspect_pattern(
 
     Parameters
     ----------
-    prediction
-        ``String``: the completion.
-    gold
-        ``String`` or ``List(String)``: the target(s).
+    {roles}
     pattern
         A Python regular expression (run with Python ``re`` once per distinct completion).
     ignore_case
@@ -513,10 +513,7 @@ def inspect_pattern(
         Every group that took part must equal a target (default False: the first that
         does decides).
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0; null for a null input.
+    {returns}
 
     Examples
     --------
@@ -542,14 +539,13 @@ def inspect_pattern(
 
 @register(
     "inspect_answer",
-    roles=("prediction", "gold"),
-    reference=Reference(PACKAGE, VERSION, "inspect_ai.scorer.answer (value_to_float)"),
+    **_scorer("answer"),
     description="Inspect's answer(): the letter, word or line after 'ANSWER:' equals a "
     "target (case-insensitive)",
     edge_rules=(*_EDGE_RULES, "no 'ANSWER:' answer found -> 0.0"),
-    dtypes=_DTYPES,
     divergences=("Inspect has no default pattern; evalframe's is 'letter'",),
 )
+@documented(**_SECTIONS)
 def inspect_answer(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -560,19 +556,13 @@ def inspect_answer(
 
     Parameters
     ----------
-    prediction
-        ``String``: the completion.
-    gold
-        ``String`` or ``List(String)``: the target(s).
+    {roles}
     pattern
         ``"letter"`` (default here; Inspect requires it), ``"word"`` or ``"line"``: see
         :mod:`evalframe.extract.inspect_answer` (the extractors ``inspect_answer_letter``,
         ``inspect_answer_word``, ``inspect_answer_line`` give the answer itself).
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0; null for a null input.
+    {returns}
 
     Examples
     --------

