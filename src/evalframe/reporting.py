@@ -22,6 +22,7 @@ Needs the ``plot`` extra: ``pip install "evalframe[plot]"``.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from collections.abc import Sequence
@@ -231,9 +232,20 @@ def _bundle() -> str:
     return stored["script"]
 
 
-def _script_safe(text: str) -> str:
-    """Text that cannot end the ``<script>`` element it is placed in."""
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+def _json_in_script(value: Any) -> str:
+    """JSON that cannot end the ``<script>`` element it is placed in (``<\\/`` is ``</``
+    in a JSON string, and a JSON text has ``<`` only inside strings)."""
+    return json.dumps(value).replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+def _script_element(code: str) -> str:
+    """``code`` in a ``<script>`` element, inline where the HTML parser cannot end it early,
+    else as a ``data:`` URL (still nothing fetched)."""
+    lowered = code.lower()
+    if "</script" not in lowered and "<!--" not in lowered:
+        return f"<script>{code}</script>"
+    encoded = base64.b64encode(code.encode("utf-8")).decode("ascii")
+    return f'<script src="data:text/javascript;base64,{encoded}"></script>'
 
 
 _STYLE = """
@@ -283,10 +295,11 @@ def _document(result: Report, bundle: str) -> str:
     meta = (f"evalframe {html.escape(__version__)} · {html.escape(result.created)} · "
             f"from {html.escape(inputs)}")
     embed = "\n".join(
-        f"vegaEmbed({json.dumps('#' + element)}, {_script_safe(json.dumps(spec))}, "
+        f"vegaEmbed({json.dumps('#' + element)}, {_json_in_script(spec)}, "
         '{"renderer": "svg", "actions": false}).catch(function (error) { '
-        f"document.getElementById({json.dumps(element)}).textContent = "
-        "'this chart could not be drawn: ' + error; console.error(error); });"
+        f"var box = document.getElementById({json.dumps(element)}); "
+        "box.className = 'chart failed'; "
+        "box.textContent = 'this chart could not be drawn: ' + error; console.error(error); });"
         for element, spec in specs
     )
     return (
@@ -294,7 +307,7 @@ def _document(result: Report, bundle: str) -> str:
         f"<title>{html.escape(result.title)}</title>\n"
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<style>{_STYLE}</style>\n"
-        f"<script>{_script_safe(bundle)}</script>\n</head>\n<body>\n"
+        f"{_script_element(bundle)}\n</head>\n<body>\n"
         f"<h1>{html.escape(result.title)}</h1>\n<p class=\"meta\">{meta}</p>\n"
         + "\n".join(body)
         + f"\n<script>\n{embed}\n</script>\n</body>\n</html>\n"
