@@ -85,13 +85,8 @@ EXTRACTOR_MODULES = (
 #: Every extractor, by name (listed sorted: the order extractors register in depends on
 #: which module a program imports first, and the list must not).
 EXTRACTORS: Registry[Extractor] = Registry(
-    "extractor",
-    make=Extractor,
-    package="evalframe.extract",
-    modules=EXTRACTOR_MODULES,
-    columns=("name", "reference", "meaning"),
-    sort=True,
-    message=UNKNOWN_OPTION,
+    "extractor", make=Extractor, package="evalframe.extract", modules=EXTRACTOR_MODULES,
+    sort=True, columns=("name", "reference", "meaning"), message=UNKNOWN_OPTION,
 )
 
 

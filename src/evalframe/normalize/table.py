@@ -44,13 +44,8 @@ NORMALIZER_MODULES = ("table", "harness", "squad", "helm", "math", "drop")
 
 #: Every normaliser, by name.
 NORMALIZERS: Registry[Normalizer] = Registry(
-    "normalizer",
-    make=Normalizer,
-    package="evalframe.normalize",
-    modules=NORMALIZER_MODULES,
-    columns=("name", "reference", "meaning"),
-    by_module=True,
-    message=UNKNOWN_OPTION,
+    "normalizer", make=Normalizer, package="evalframe.normalize", modules=NORMALIZER_MODULES,
+    by_module=True, columns=("name", "reference", "meaning"), message=UNKNOWN_OPTION,
 )
 
 NORMALIZERS.add(Normalizer("none", None, "-", "the text as it is"), module=__name__)
