@@ -322,7 +322,7 @@ class Registry(Generic[T]):
         if callable(value):
             return custom_name(value), None
         raise EvalframeError(
-            f"{where}: {value!r} is not a {self.kind}; expected a name "
+            f"{where}: {value!r} is not a {self.noun}; expected a name "
             f"({', '.join(self.names())}) or a function"
         )
 

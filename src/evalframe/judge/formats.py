@@ -127,14 +127,22 @@ class GradeFormat:
         return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
 
 
+def _row(kind: str) -> Callable[[Format | GradeFormat], dict[str, str]]:
+    """A format's row in :func:`list_judge_formats`."""
+    return lambda format: {
+        "kind": kind, "name": format.name, "description": format.description,
+        "reference": format.reference,
+    }
+
+
+#: The columns of :func:`list_judge_formats`.
+_COLUMNS = ("kind", "name", "description", "reference")
+
 FORMATS: Registry[Format] = Registry(
     "judge format",
     noun="pairwise judge format",
-    columns=("kind", "name", "description", "reference"),
-    describe=lambda format: {
-        "kind": "pairwise", "name": format.name, "description": format.description,
-        "reference": format.reference,
-    },
+    columns=_COLUMNS,
+    describe=_row("pairwise"),
     message="{where}unknown {noun} {name}; the formats are {sorted}, or a Format from "
     "evalframe.judge.custom_format(template, pattern, verdicts){hint}",
 )
@@ -149,11 +157,8 @@ to judges without one.
 GRADE_FORMATS: Registry[GradeFormat] = Registry(
     "judge grading format",
     noun="grading format",
-    columns=("kind", "name", "description", "reference"),
-    describe=lambda format: {
-        "kind": "grade", "name": format.name, "description": format.description,
-        "reference": format.reference,
-    },
+    columns=_COLUMNS,
+    describe=_row("grade"),
     message="{where}unknown {noun} {name}; the formats are {sorted}{hint}",
 )
 """Grading formats by name (the system text is sent in the same message, as for pairs)."""
