@@ -11,7 +11,10 @@ A value given for a plug-in may be a name, an entry, or a plain function: a func
 that is not in the table is the user's own and is named ``custom:<function name>``
 (:func:`custom_name`), which is what signatures record.
 
-Every table is in :data:`TABLES`, which the per-table invariant tests walk.
+Every table is in :data:`TABLES`, which the per-table invariant tests walk. A table reads
+as a mapping of names to entries (``in``, ``[]``, ``get``, iteration, ``keys`` / ``values`` /
+``items``); ``table[name]`` of an unknown name is an :class:`UnknownName`, which is an
+``EvalframeError`` and a ``KeyError``.
 
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
@@ -33,6 +36,16 @@ evalframe.errors.EvalframeError: unknown colour 'rde'; did you mean 'red'? Known
 ('custom:upper', None)
 >>> colours.frame().row(0)
 ('red', 'the colour of blood')
+>>> colours.module_of("red") == red.__module__
+True
+
+A table may word its message for an unknown name (``message=``, fields as in
+:data:`UNKNOWN`) and call its entries otherwise than its kind (``noun=``):
+
+>>> shades = Registry("shade", noun="hue", message=UNKNOWN_OPTION, listed=False)
+>>> shades.unknown("gren", where="metric 'm'", extra=["green"])
+"metric 'm': hue='gren' is unknown; expected one of 'green' or a function from pl.Expr to \
+pl.Expr (see 'evalframe hues'); did you mean 'green'?"
 """
 
 from __future__ import annotations
@@ -46,12 +59,41 @@ import polars as pl
 
 from evalframe.errors import EvalframeError
 
-__all__ = ["TABLES", "Registry", "canonical_name", "custom_name"]
+__all__ = [
+    "TABLES",
+    "UNKNOWN",
+    "UNKNOWN_OPTION",
+    "Registry",
+    "UnknownName",
+    "canonical_name",
+    "custom_name",
+]
 
 T = TypeVar("T")
 
 #: Every registry, by kind (``"metric"``, ``"extractor"``, ...).
 TABLES: dict[str, Registry[Any]] = {}
+
+#: How :meth:`Registry.unknown` words a name that is not registered. The fields: ``where``
+#: (the place, followed by ``": "``, or empty), ``noun`` and ``plural`` (what the table's
+#: entries are called), ``name`` (the name given, quoted), ``hint`` (``"; did you mean
+#: 'x'?"``, or empty), ``names`` (every known name), ``quoted`` (the same, each quoted) and
+#: ``sorted`` (the same, sorted, as a Python list).
+UNKNOWN = "{where}unknown {noun} {name}{hint} Known {plural}: {names}"
+
+#: The wording for a keyword option of a metric that takes a name from the table or a
+#: function (``normalizer=``, ``extractor=``).
+UNKNOWN_OPTION = (
+    "{where}{noun}={name} is unknown; expected one of {quoted} or a function from pl.Expr "
+    "to pl.Expr (see 'evalframe {plural}'){hint}"
+)
+
+
+class UnknownName(EvalframeError, KeyError):
+    """A name that a table does not register: an :class:`EvalframeError`, and a ``KeyError``
+    as a mapping's missing key is (its message is not quoted as a ``KeyError``'s is)."""
+
+    __str__ = EvalframeError.__str__
 
 
 def canonical_name(name: str) -> str:
@@ -80,10 +122,14 @@ class Registry(Generic[T]):
     ``make`` builds an entry from keyword fields (``function=`` included) for
     :meth:`decorator`; ``package`` and ``modules`` name the modules whose import registers
     the built-in entries (imported on the first read); ``columns`` are the entry
-    attributes :meth:`frame` lists (all as strings unless ``dtypes`` says otherwise);
-    ``sort`` lists entries by name rather than in registration order; ``plural`` is the
-    kind's plural in messages. ``listed=False`` keeps a table out of :data:`TABLES` (a
-    table built in an example or a test).
+    attributes :meth:`frame` lists (all as strings unless ``dtypes`` says otherwise), or
+    the keys of the rows ``describe`` makes of the entries; ``sort`` lists entries by name
+    rather than in registration order, ``by_module`` in the order of ``modules`` (a
+    module's entries in the order it registers them), whatever order the modules were
+    imported in. ``noun`` is what messages call an entry (the kind by default), ``plural``
+    its plural, ``message`` the wording of :meth:`unknown` (:data:`UNKNOWN` by default).
+    ``listed=False`` keeps a table out of :data:`TABLES` (a table built in an example or a
+    test).
     """
 
     def __init__(
@@ -97,11 +143,16 @@ class Registry(Generic[T]):
         dtypes: dict[str, pl.DataType] | None = None,
         describe: Callable[[T], dict[str, Any]] | None = None,
         sort: bool = False,
+        by_module: bool = False,
+        noun: str | None = None,
         plural: str | None = None,
+        message: str = UNKNOWN,
         listed: bool = True,
     ) -> None:
         self.kind = kind
-        self.plural = plural or f"{kind}s"
+        self.noun = noun or kind
+        self.plural = plural or f"{self.noun}s"
+        self.message = message
         self.make = make
         self.package = package
         self.modules = tuple(modules)
@@ -109,7 +160,9 @@ class Registry(Generic[T]):
         self.dtypes = dict(dtypes or {})
         self.describe = describe
         self.sort = sort
+        self.by_module = by_module
         self._entries: dict[str, T] = {}
+        self._modules: dict[str, str | None] = {}
         self._loaded = not self.modules
         if listed:
             if kind in TABLES:
@@ -118,12 +171,18 @@ class Registry(Generic[T]):
 
     # --- registering --------------------------------------------------------------------
 
-    def add(self, entry: T) -> T:
-        """Register ``entry`` under its ``name`` (a name is registered once)."""
+    def add(self, entry: T, module: str | None = None) -> T:
+        """Register ``entry`` under its ``name`` (a name is registered once).
+
+        ``module`` is the module that registers it (:meth:`module_of`); by default the
+        module of the entry's ``function``, where it has one.
+        """
         name = entry.name  # type: ignore[attr-defined]
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._entries[name] = entry
+        function = getattr(entry, "function", None)
+        self._modules[name] = module or getattr(function, "__module__", None)
         return entry
 
     def decorator(self, **fields: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -136,7 +195,7 @@ class Registry(Generic[T]):
         make = self.make
 
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            self.add(make(function=function, **fields))
+            self.add(make(function=function, **fields), module=function.__module__)
             return function
 
         return register
@@ -172,16 +231,44 @@ class Registry(Generic[T]):
         return len(self._entries)
 
     def __getitem__(self, name: str) -> T:
-        return self.resolve(name)
+        """The entry registered as ``name``; an :class:`UnknownName` (a ``KeyError`` too)."""
+        try:
+            return self.resolve(name)
+        except EvalframeError as error:
+            raise UnknownName(str(error)) from None
+
+    def keys(self) -> list[str]:
+        """Every registered name, as :meth:`names` (a table reads as a mapping)."""
+        return self.names()
+
+    def values(self) -> list[T]:
+        """Every entry, as :meth:`entries`."""
+        return self.entries()
+
+    def items(self) -> list[tuple[str, T]]:
+        """``(name, entry)`` pairs, in :meth:`names` order."""
+        return [(name, self._entries[name]) for name in self.names()]
 
     def names(self) -> list[str]:
-        """Every registered name (sorted when the table sorts)."""
+        """Every registered name: sorted when the table sorts, in the order of its modules
+        when it orders by module, else in registration order."""
         self.load()
-        return sorted(self._entries) if self.sort else list(self._entries)
+        if self.sort:
+            return sorted(self._entries)
+        if self.by_module:
+            rank = {f"{self.package}.{module}": i for i, module in enumerate(self.modules)}
+            last = len(rank)
+            return sorted(self._entries, key=lambda name: rank.get(self._modules[name], last))
+        return list(self._entries)
 
     def entries(self) -> list[T]:
         """Every entry, in :meth:`names` order."""
         return [self._entries[name] for name in self.names()]
+
+    def module_of(self, name: str) -> str | None:
+        """The module that registered ``name`` (None where that is not known)."""
+        self.load()
+        return self._modules.get(name)
 
     def suggestions(self, name: str, known: Sequence[str] | None = None) -> list[str]:
         """Known names close to ``name``: the same up to case and ``-``/``_``, else similar."""
@@ -193,14 +280,26 @@ class Registry(Generic[T]):
         canonical = {canonical_name(candidate): candidate for candidate in known}
         return [canonical[c] for c in difflib.get_close_matches(wanted, list(canonical), n=3)]
 
-    def unknown(self, name: object, where: str | None = None, extra: Sequence[str] = ()) -> str:
-        """The message for a name that is not registered: suggestions, then every name."""
+    def unknown(
+        self,
+        name: object,
+        where: str | None = None,
+        extra: Sequence[str] = (),
+        message: str | None = None,
+    ) -> str:
+        """The message for a name that is not registered: suggestions, then every name
+        (``extra`` names first), worded as ``message`` (the table's by default)."""
         known = [*extra, *self.names()]
         close = self.suggestions(name, known) if isinstance(name, str) else []
-        hint = f"; did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
-        prefix = f"{where}: " if where else ""
-        return f"{prefix}unknown {self.kind} {name!r}{hint} Known {self.plural}: " + ", ".join(
-            known
+        return (message or self.message).format(
+            where=f"{where}: " if where else "",
+            noun=self.noun,
+            plural=self.plural,
+            name=repr(name),
+            hint=f"; did you mean {' or '.join(repr(n) for n in close)}?" if close else "",
+            names=", ".join(known),
+            quoted=", ".join(repr(n) for n in known),
+            sorted=sorted(known),
         )
 
     def resolve(self, name: str, where: str | None = None) -> T:
@@ -223,7 +322,7 @@ class Registry(Generic[T]):
         if callable(value):
             return custom_name(value), None
         raise EvalframeError(
-            f"{where}: {value!r} is not a {self.kind}; expected a name "
+            f"{where}: {value!r} is not a {self.noun}; expected a name "
             f"({', '.join(self.names())}) or a function"
         )
 

@@ -33,24 +33,27 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 import polars as pl
 
+from evalframe._registry import Registry
 from evalframe._version import __version__
-from evalframe.cli_extract import add_extract_parsers, run_extract, run_extractors
+from evalframe.cli_extract import add_extract_parsers, run_extract
 from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, without_plan
+from evalframe.extract.table import EXTRACTORS
 from evalframe.io._atomic import resolve_target
 from evalframe.io._cast import DTYPE_NAMES, parse_dtype
-from evalframe.io.adapters import format_names, list_formats
+from evalframe.io.adapters import LAYOUTS, format_names
 from evalframe.io.formats import WRITE_FORMATS, format_of
 from evalframe.io.join import join_metadata, key_columns
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
 from evalframe.metrics.registry import all_metrics, list_metrics
 from evalframe.metrics.request import describe_options, parse_requests
-from evalframe.normalize.table import list_normalizers
+from evalframe.normalize.table import NORMALIZERS
 from evalframe.schema import ROLES
 from evalframe.scored import CONTRACT_COLUMN
 from evalframe.stats.aggregate import AGGREGATE_COLUMNS, aggregate, widen
@@ -376,25 +379,59 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(metrics)
 
     add_judge_parser(commands, _Parser)
-
-    formats = commands.add_parser(
-        "formats",
-        help="list the harness file layouts evalframe reads (for --format)",
-        description="The harness layouts evalframe recognises in input files.",
-    )
-    formats.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
-    _add_common(formats)
-
-    normalizers = commands.add_parser(
-        "normalizers",
-        help="list the text normalisers metrics accept as normalizer=NAME",
-        description="List the normaliser table: name, the reference it reproduces, meaning.",
-    )
-    normalizers.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
-    _add_common(normalizers)
-
+    _add_listing(commands, "formats")
+    _add_listing(commands, "normalizers")
     add_extract_parsers(commands, _add_common, _add_reading)
+    _add_listing(commands, "extractors")
     return parser
+
+
+class Listing(NamedTuple):
+    """A command that lists a plug-in table: the table, the command's help and description,
+    and the columns shown on the terminal (every column without; ``-o`` writes them all)."""
+
+    table: Registry[Any]
+    help: str
+    description: str
+    shown: tuple[str, ...] = ()
+
+
+#: The commands that list a plug-in table, by name.
+LISTINGS = {
+    "formats": Listing(
+        LAYOUTS,
+        "list the harness file layouts evalframe reads (for --format)",
+        "The harness layouts evalframe recognises in input files.",
+        ("format", "harness", "files", "level"),
+    ),
+    "normalizers": Listing(
+        NORMALIZERS,
+        "list the text normalisers metrics accept as normalizer=NAME",
+        "List the normaliser table: name, the reference it reproduces, meaning.",
+    ),
+    "extractors": Listing(
+        EXTRACTORS,
+        "list the answer extractors metrics accept as extractor=NAME",
+        "List the extractor table: name, the reference it reproduces, meaning.",
+    ),
+}
+
+
+def _add_listing(commands: Any, name: str) -> None:
+    listing = LISTINGS[name]
+    parser = commands.add_parser(name, help=listing.help, description=listing.description)
+    parser.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_common(parser)
+
+
+def _run_listing(args: argparse.Namespace) -> int:
+    listing = LISTINGS[args.command]
+    table = listing.table.frame()
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table.select(listing.shown) if listing.shown else table)
+    return EXIT_OK
 
 
 def _add_reading(parser: argparse.ArgumentParser) -> None:
@@ -957,36 +994,18 @@ def _run_rescore(args: argparse.Namespace) -> int:
     return EXIT_OK if found.agrees else EXIT_DATA
 
 
-def _run_formats(args: argparse.Namespace) -> int:
-    table = list_formats()
-    if args.output:
-        save(table, args.output)
-    else:
-        _show(table.select("format", "harness", "files", "level"))
-    return EXIT_OK
-
-
-def _run_normalizers(args: argparse.Namespace) -> int:
-    table = list_normalizers()
-    if args.output:
-        save(table, args.output)
-    else:
-        _show(table)
-    return EXIT_OK
-
-
 COMMANDS = {
     "score": _run_score,
     "aggregate": _run_aggregate,
     "compare": _run_compare,
     "power": _run_power,
     "metrics": _run_metrics,
-    "normalizers": _run_normalizers,
+    "normalizers": _run_listing,
     "rescore": _run_rescore,
-    "formats": _run_formats,
+    "formats": _run_listing,
     "judge": lambda args: run_judge(args, _show),
     "extract": run_extract,
-    "extractors": lambda args: run_extractors(args, _show),
+    "extractors": _run_listing,
 }
 
 

@@ -1,9 +1,9 @@
-"""The ``evalframe extract`` and ``evalframe extractors`` commands.
+"""The ``evalframe extract`` command.
 
 ``extract`` appends the answers extractors find in a column of responses
 (:func:`evalframe.extract`), or, with ``--audit``, compares the extractors
-(:func:`evalframe.audit_extractors`); ``extractors`` lists the extractor table. The
-commands compose :mod:`evalframe.extract`; they compute nothing themselves.
+(:func:`evalframe.audit_extractors`); ``evalframe extractors`` lists the extractor table.
+The command composes :mod:`evalframe.extract`; it computes nothing itself.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def add_extract_parsers(
     add_common: Callable[[argparse.ArgumentParser], None],
     add_reading: Callable[[argparse.ArgumentParser], None],
 ) -> None:
-    """Add ``extract`` and ``extractors`` to the ``evalframe`` command's subparsers."""
+    """Add ``extract`` to the ``evalframe`` command's subparsers."""
     extract = commands.add_parser(
         "extract",
         help="extract answers from responses (\\boxed{}, '#### n', the last number...), or "
@@ -90,27 +90,6 @@ def add_extract_parsers(
     )
     add_reading(extract)
     add_common(extract)
-
-    extractors = commands.add_parser(
-        "extractors",
-        help="list the answer extractors metrics accept as extractor=NAME",
-        description="List the extractor table: name, the reference it reproduces, meaning.",
-    )
-    extractors.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
-    add_common(extractors)
-
-
-def run_extractors(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
-    """``evalframe extractors``: show (or write) the extractor table."""
-    from evalframe.extract.table import list_extractors
-    from evalframe.io.save import save
-
-    table = list_extractors()
-    if args.output:
-        save(table, args.output)
-    else:
-        show(table)
-    return 0
 
 
 def run_extract(args: argparse.Namespace) -> int:

@@ -40,6 +40,24 @@ EXAMPLES = {
 }
 
 
+class _Known:
+    """The names of a judge table, for an option's help: read when the help is shown, so
+    that building the parser does not import the judge modules."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def __str__(self) -> str:
+        from evalframe import judge
+
+        return ", ".join(getattr(judge, self.table).names())
+
+
+def _listing(action: argparse.Action, table: str) -> None:
+    """Let ``action``'s help name every entry of the judge table ``table`` (``%(known)s``)."""
+    action.known = _Known(table)  # type: ignore[attr-defined]
+
+
 def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``judge`` and its subcommands to the ``evalframe`` command's subparsers."""
     judge = commands.add_parser(
@@ -67,12 +85,10 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
         )
         sub.add_argument("inputs", nargs="+", metavar="INPUT", help="files or globs")
         _add_judge_model(sub)
-        sub.add_argument(
+        _listing(sub.add_argument(
             "--format", default="default" if name == "pairwise" else "mtbench",
-            help="pairwise: default (FIRST/SECOND/TIE), mtbench ([[A]]/[[B]]/[[C]]), "
-            "arena_hard ([[A>>B]]...); grade: mtbench (Rating: [[7]]), inspect_qa, "
-            "inspect_qa_partial, inspect_fact, inspect_fact_partial, numeric",
-        )
+            help="the format: %(known)s (default: %(default)s)",
+        ), "FORMATS" if name == "pairwise" else "GRADE_FORMATS")
         sub.add_argument("--rubric", help="the judging instructions (text, or @FILE)")
         sub.add_argument(
             "--template",
@@ -103,10 +119,11 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     classify.add_argument("inputs", nargs="+", metavar="INPUT", help="files or globs")
     classify.add_argument("--verdict-ab", default="verdict_ab", metavar="COLUMN")
     classify.add_argument("--verdict-ba", default="verdict_ba", metavar="COLUMN")
-    classify.add_argument(
+    _listing(classify.add_argument(
         "--format",
-        help="the columns hold raw replies in this format (default: labels A/B/tie/error)",
-    )
+        help="the columns hold raw replies in this format, one of %(known)s (default: labels "
+        "A/B/tie/error)",
+    ), "FORMATS")
     classify.add_argument("-o", "--output", metavar="PATH", help="output file")
     classify.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
@@ -116,10 +133,10 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     )
     report.add_argument("inputs", nargs="+", metavar="INPUT", help="judged files or globs")
     report.add_argument("--by", default="", metavar="COLS", help="comma-separated group columns")
-    report.add_argument(
+    _listing(report.add_argument(
         "--policy", default="default",
-        help="default, mtbench (inconsistent = tie), arena_hard, alpaca_eval (preferences)",
-    )
+        help="how ties and inconsistent pairs count: %(known)s (default: %(default)s)",
+    ), "POLICIES")
     report.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
     report.add_argument("--cluster", metavar="COLUMN", help="cluster the standard error")
     report.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")

@@ -30,7 +30,6 @@ from evalframe.extract.table import (
     ExtractFunction,
     Extractor,
     extraction,
-    load_table,
     resolve_extractor,
 )
 
@@ -52,8 +51,16 @@ def _identity(text: pl.Expr) -> pl.Expr:
     return extraction(text, rule)
 
 
+#: How :func:`resolve` words an extractor name that is not in the table.
+UNKNOWN_EXTRACTOR = (
+    "{where}unknown {noun} {name}; the extractor table has {quoted} (see "
+    "ef.list_extractors() or 'evalframe extractors'), or give an Extractor or a function "
+    "from pl.Expr to pl.Expr{hint}"
+)
+
+
 def _table_names() -> str:
-    return ", ".join(repr(name) for name in EXTRACTORS)
+    return ", ".join(map(repr, EXTRACTORS))
 
 
 def resolve(extractor: OneExtractor, where: str = "extract") -> tuple[str, ExtractFunction]:
@@ -63,15 +70,9 @@ def resolve(extractor: OneExtractor, where: str = "extract") -> tuple[str, Extra
     lists the table.
     """
     if isinstance(extractor, str) and extractor != "none":
-        load_table()
         if extractor not in EXTRACTORS:
-            raise EvalframeError(
-                f"{where}: unknown extractor {extractor!r}; the extractor table has "
-                f"{_table_names()} (see ef.list_extractors() or 'evalframe extractors'), or "
-                "give an Extractor or a function from pl.Expr to pl.Expr"
-            )
+            raise EvalframeError(EXTRACTORS.unknown(extractor, where, message=UNKNOWN_EXTRACTOR))
     elif not isinstance(extractor, str | Extractor) and not callable(extractor):
-        load_table()
         raise EvalframeError(
             f"{where}: {extractor!r} is not an extractor; expected a name from the extractor "
             f"table ({_table_names()}), an Extractor or a function from pl.Expr to pl.Expr"

@@ -194,6 +194,22 @@ inspect_answer_letter = _answer_extractor("letter")
 inspect_answer_word = _answer_extractor("word")
 inspect_answer_line = _answer_extractor("line")
 
+for _kind, _function in (
+    ("letter", inspect_answer_letter),
+    ("word", inspect_answer_word),
+    ("line", inspect_answer_line),
+):
+    register_extractor(Extractor(
+        name=f"inspect_answer_{_kind}",
+        function=_function,
+        reference=f"inspect_ai {INSPECT_VERSION}: scorer.answer({_kind!r}) (Score.answer)",
+        meaning={
+            "letter": "the letter after the last 'ANSWER:'",
+            "word": "the word after the last 'ANSWER:' ending its line",
+            "line": "what follows 'ANSWER:' when it is the text's last line",
+        }[_kind],
+    ))
+
 
 def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
     try:
@@ -267,20 +283,3 @@ def inspect_pattern_extractor(pattern: str, *, ignore_case: bool = True) -> Extr
         reference=f"inspect_ai {INSPECT_VERSION}: scorer.pattern (Score.answer)",
         meaning="the first group of a Python regex match (the whole match without groups)",
     )
-
-
-for _kind, _function in (
-    ("letter", inspect_answer_letter),
-    ("word", inspect_answer_word),
-    ("line", inspect_answer_line),
-):
-    register_extractor(Extractor(
-        name=f"inspect_answer_{_kind}",
-        function=_function,
-        reference=f"inspect_ai {INSPECT_VERSION}: scorer.answer({_kind!r}) (Score.answer)",
-        meaning={
-            "letter": "the letter after the last 'ANSWER:'",
-            "word": "the word after the last 'ANSWER:' ending its line",
-            "line": "what follows 'ANSWER:' when it is the text's last line",
-        }[_kind],
-    ))

@@ -63,7 +63,7 @@ from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe._kernel_cache import KernelCache
 from evalframe.errors import EvalframeError
 from evalframe.extract._workers import POOL, default_workers
-from evalframe.extract.table import EXTRACTION, Extractor, register_extractor
+from evalframe.extract.table import EXTRACTION, EXTRACTORS
 
 __all__ = [
     "EXTRACTION_TIMEOUT",
@@ -997,6 +997,18 @@ _OPTIONS_DOC = """
 """
 
 
+_REFERENCE = (
+    f"{LIGHTEVAL}: metrics/utils/extractive_match_utils.py extract_target_from_pred "
+    "(fallback_mode='first_match', extraction_mode='any_match', English)"
+)
+
+
+@EXTRACTORS.decorator(
+    name="lighteval_math",
+    reference=_REFERENCE + " with [ExprExtractionConfig(), LatexExtractionConfig()]",
+    meaning="lighteval's math answer: LaTeX (boxed, $...$, \\[...\\], \\frac) or a number / "
+    "expression, by anchor priority, rightmost first; the text that parsed",
+)
 def lighteval_math(
     text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
 ) -> pl.Expr:
@@ -1039,6 +1051,11 @@ def lighteval_math(
     return _extractor(("latex", "expr"), text, timeout, workers)
 
 
+@EXTRACTORS.decorator(
+    name="lighteval_latex",
+    reference=_REFERENCE + " with [LatexExtractionConfig()]",
+    meaning="lighteval's LaTeX answer only: boxed, $...$, \\[...\\], \\(...\\), \\frac{a}{b}",
+)
 def lighteval_latex(
     text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
 ) -> pl.Expr:
@@ -1055,6 +1072,12 @@ def lighteval_latex(
     return _extractor(("latex",), text, timeout, workers)
 
 
+@EXTRACTORS.decorator(
+    name="lighteval_expr",
+    reference=_REFERENCE + " with [ExprExtractionConfig()]",
+    meaning="lighteval's plain answer only: a number (thousands separators, %, currency) or an "
+    "arithmetic expression",
+)
 def lighteval_expr(
     text: IntoExpr, *, timeout: float | None = EXTRACTION_TIMEOUT, workers: int | None = None
 ) -> pl.Expr:
@@ -1073,30 +1096,3 @@ def lighteval_expr(
 
 for _function in (lighteval_math, lighteval_latex, lighteval_expr):
     _function.__doc__ = _function.__doc__.replace("    {options}\n", _OPTIONS_DOC)
-
-
-_REFERENCE = (
-    f"{LIGHTEVAL}: metrics/utils/extractive_match_utils.py extract_target_from_pred "
-    "(fallback_mode='first_match', extraction_mode='any_match', English)"
-)
-register_extractor(
-    Extractor(
-        "lighteval_math", lighteval_math, _REFERENCE + " with [ExprExtractionConfig(), "
-        "LatexExtractionConfig()]",
-        "lighteval's math answer: LaTeX (boxed, $...$, \\[...\\], \\frac) or a number / "
-        "expression, by anchor priority, rightmost first; the text that parsed",
-    )
-)
-register_extractor(
-    Extractor(
-        "lighteval_latex", lighteval_latex, _REFERENCE + " with [LatexExtractionConfig()]",
-        "lighteval's LaTeX answer only: boxed, $...$, \\[...\\], \\(...\\), \\frac{a}{b}",
-    )
-)
-register_extractor(
-    Extractor(
-        "lighteval_expr", lighteval_expr, _REFERENCE + " with [ExprExtractionConfig()]",
-        "lighteval's plain answer only: a number (thousands separators, %, currency) or an "
-        "arithmetic expression",
-    )
-)

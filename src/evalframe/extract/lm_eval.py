@@ -72,7 +72,7 @@ import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
 from evalframe.errors import EvalframeError
-from evalframe.extract.table import EXTRACTION, Extractor, extraction, register_extractor
+from evalframe.extract.table import EXTRACTION, EXTRACTORS, Extractor, extraction
 from evalframe.normalize._python_text import category_runs, code_point_runs, whitespace_characters
 from evalframe.normalize._python_text import lower as python_lower
 from evalframe.normalize._python_text import upper as python_upper
@@ -564,6 +564,11 @@ def _case(text: pl.Expr, upper: bool) -> pl.Expr:
     return extraction(changed, rule)
 
 
+@EXTRACTORS.decorator(
+    name="lowercase",
+    reference=f"{_REFERENCE}/transformation.py LowercaseFilter",
+    meaning="the response lowercased (Python str.lower())",
+)
 def lowercase(text: IntoExpr) -> pl.Expr:
     """lm-eval's ``LowercaseFilter`` on one response: Python's ``str.lower()``.
 
@@ -588,6 +593,11 @@ def lowercase(text: IntoExpr) -> pl.Expr:
     return _case(parse_into_expr(text), upper=False)
 
 
+@EXTRACTORS.decorator(
+    name="uppercase",
+    reference=f"{_REFERENCE}/transformation.py UppercaseFilter",
+    meaning="the response uppercased (Python str.upper())",
+)
 def uppercase(text: IntoExpr) -> pl.Expr:
     """lm-eval's ``UppercaseFilter`` on one response: Python's ``str.upper()``.
 
@@ -609,6 +619,11 @@ def uppercase(text: IntoExpr) -> pl.Expr:
     return _case(parse_into_expr(text), upper=True)
 
 
+@EXTRACTORS.decorator(
+    name="remove_whitespace",
+    reference=f"{_REFERENCE}/extraction.py WhitespaceFilter",
+    meaning="the response without leading and trailing white space (Python str.strip())",
+)
 def remove_whitespace(text: IntoExpr) -> pl.Expr:
     """lm-eval's ``WhitespaceFilter`` (``remove_whitespace``): Python's ``str.strip()``.
 
@@ -692,15 +707,3 @@ def map_values(mapping: Mapping[object, object], default: object = None) -> Extr
         f"{_REFERENCE}/transformation.py MapFilter(mapping_dict, default_value)",
         "mapping.get(response, default), written as a string",
     )
-
-
-def _entry(name: str, function: Callable[[pl.Expr], pl.Expr], reference: str, meaning: str):
-    return register_extractor(Extractor(name, function, f"{_REFERENCE}/{reference}", meaning))
-
-
-_entry("lowercase", lowercase, "transformation.py LowercaseFilter",
-       "the response lowercased (Python str.lower())")  # fmt: skip
-_entry("uppercase", uppercase, "transformation.py UppercaseFilter",
-       "the response uppercased (Python str.upper())")  # fmt: skip
-_entry("remove_whitespace", remove_whitespace, "extraction.py WhitespaceFilter",
-       "the response without leading and trailing white space (Python str.strip())")  # fmt: skip

@@ -331,6 +331,14 @@ def _from_config(config: Mapping[str, Any]) -> _Step:
     raise EvalframeError(f"apply_filters: {dict(config)!r} is not a filter step evalframe knows")
 
 
+#: How :func:`apply_filters` words a step it does not know (fields as in
+#: :data:`evalframe._registry.UNKNOWN`).
+UNKNOWN_STEP = (
+    "{where}step {name} is unknown; expected take_first, majority_vote, {{'function': "
+    "'take_first_k', 'k': k}}, a yaml step (dict) or an extractor: one of {quoted}{hint}"
+)
+
+
 def _step(spec: Any) -> _Step:
     if isinstance(spec, _Step):
         return spec
@@ -347,9 +355,7 @@ def _step(spec: Any) -> _Step:
         _, function = resolve_extractor("apply_filters", spec)
     except EvalframeError:
         raise EvalframeError(
-            f"apply_filters: step {spec!r} is unknown; expected take_first, majority_vote, "
-            "{'function': 'take_first_k', 'k': k}, a yaml step (dict) or an extractor: "
-            f"one of {', '.join(map(repr, EXTRACTORS))}"
+            EXTRACTORS.unknown(spec, "apply_filters", message=UNKNOWN_STEP)
         ) from None
     if function is None:
         raise EvalframeError(f"apply_filters: step {spec!r} does nothing")

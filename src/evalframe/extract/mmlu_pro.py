@@ -68,7 +68,7 @@ from functools import cache
 
 import polars as pl
 
-from evalframe.extract.table import Extractor, extraction, register_extractor
+from evalframe.extract.table import EXTRACTORS, extraction
 from evalframe.normalize._python_text import whitespace_class, word_class
 
 __all__ = ["mmlu_pro_answer_is", "mmlu_pro_extract", "mmlu_pro_last_capital"]
@@ -113,6 +113,11 @@ def _last_capital(text: pl.Expr) -> pl.Expr:
     return text.str.extract(r"(?s)\A.*([A-J])", 1)
 
 
+@EXTRACTORS.decorator(
+    name="mmlu_pro",
+    reference=f"{REPOSITORY}@2a7ec7e4: evaluate_from_api.py extract_answer (3 steps)",
+    meaning="'answer is (X)', else the last 'answer: X' line, else the last standalone A-J",
+)
 def mmlu_pro_extract(text: pl.Expr | str) -> pl.Expr:
     r"""MMLU-Pro's three-step cascade (``extract_answer`` -> ``extract_again`` ->
     ``extract_final``), as its current evaluation scripts.
@@ -158,6 +163,11 @@ def mmlu_pro_extract(text: pl.Expr | str) -> pl.Expr:
     )
 
 
+@EXTRACTORS.decorator(
+    name="mmlu_pro_answer_is",
+    reference=f"{REPOSITORY}@bfa90e1c: run_gpt4o.py extract_answer (1 step)",
+    meaning="'answer is (X)' only, else null (the GPT-4o results' pred)",
+)
 def mmlu_pro_answer_is(text: pl.Expr | str) -> pl.Expr:
     r"""MMLU-Pro's first extraction step alone: ``answer is \(?([A-J])\)?``, else null.
 
@@ -180,6 +190,11 @@ def mmlu_pro_answer_is(text: pl.Expr | str) -> pl.Expr:
     return _cascade(expr, (("answer_is", _answer_is(expr)),))
 
 
+@EXTRACTORS.decorator(
+    name="mmlu_pro_last_capital",
+    reference=f"{REPOSITORY}@05c6997b: evaluate_from_local.py extract_answer (3 steps)",
+    meaning="'answer is (X)', else the last 'answer: X' line, else the last capital A-J",
+)
 def mmlu_pro_last_capital(text: pl.Expr | str) -> pl.Expr:
     r"""MMLU-Pro's cascade as of commit 05c6997b: step 3 is the last capital A-J anywhere.
 
@@ -208,23 +223,3 @@ def mmlu_pro_last_capital(text: pl.Expr | str) -> pl.Expr:
             ("last_capital", _last_capital(expr)),
         ),
     )
-
-
-register_extractor(Extractor(
-    name="mmlu_pro",
-    function=mmlu_pro_extract,
-    reference=f"{REPOSITORY}@2a7ec7e4: evaluate_from_api.py extract_answer (3 steps)",
-    meaning="'answer is (X)', else the last 'answer: X' line, else the last standalone A-J",
-))
-register_extractor(Extractor(
-    name="mmlu_pro_answer_is",
-    function=mmlu_pro_answer_is,
-    reference=f"{REPOSITORY}@bfa90e1c: run_gpt4o.py extract_answer (1 step)",
-    meaning="'answer is (X)' only, else null (the GPT-4o results' pred)",
-))
-register_extractor(Extractor(
-    name="mmlu_pro_last_capital",
-    function=mmlu_pro_last_capital,
-    reference=f"{REPOSITORY}@05c6997b: evaluate_from_local.py extract_answer (3 steps)",
-    meaning="'answer is (X)', else the last 'answer: X' line, else the last capital A-J",
-))

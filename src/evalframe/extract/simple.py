@@ -43,7 +43,7 @@ from functools import cache
 import polars as pl
 
 from evalframe._expr import IntoExpr, parse_into_expr
-from evalframe.extract.table import EXTRACTION, Extractor, extraction, register_extractor
+from evalframe.extract.table import EXTRACTION, EXTRACTORS, extraction
 
 __all__ = ["boxed", "gsm8k_answer", "last_number"]
 
@@ -149,6 +149,13 @@ def _boxed_batch(texts: pl.Series) -> pl.Series:
     ).alias(texts.name)
 
 
+@EXTRACTORS.decorator(
+    name="boxed",
+    reference="lm-eval 0.4.13: tasks/minerva_math/utils.py remove_boxed(last_boxed_only_string(x)) "
+    "(hendrycks_math/utils.py: the same)",
+    meaning="the content of the last \\boxed{...} (balanced braces), of '\\boxed ...' up to '$', "
+    "or of \\fbox{...}; null when there is none",
+)
 def boxed(text: IntoExpr) -> pl.Expr:
     """The content of the last ``\\boxed{...}``, as lm-evaluation-harness's MATH tasks take it.
 
@@ -213,6 +220,11 @@ def boxed(text: IntoExpr) -> pl.Expr:
     )
 
 
+@EXTRACTORS.decorator(
+    name="gsm8k_answer",
+    reference="openai/grade-school-math dataset.py: extract_answer (= lighteval gsm8k_normalizer)",
+    meaning="the first '#### <number>' answer with its commas removed, or '[invalid]'",
+)
 def gsm8k_answer(text: IntoExpr) -> pl.Expr:
     """GSM8K's ``#### <number>`` answer: OpenAI grade-school-math's ``extract_answer``.
 
@@ -288,6 +300,12 @@ def _number_pattern() -> str:
     return f"-?{digit}*\\.?{digit}+"
 
 
+@EXTRACTORS.decorator(
+    name="last_number",
+    reference="Qwen2.5-Math evaluation/parser.py: extract_answer, its last-number branch "
+    "(before strip_string)",
+    meaning="the last match of -?\\d*\\.?\\d+ once commas are removed, or '' when there is none",
+)
 def last_number(text: IntoExpr) -> pl.Expr:
     """The last number in the text, as Qwen2.5-Math's ``extract_answer`` falls back to it.
 
@@ -340,32 +358,3 @@ def _last_number_batch(texts: pl.Series) -> pl.Series:
     cleaned = pl.col("text").str.replace_all("\u043a\u0438", "", literal=True)
     found = cleaned.str.replace_all(",", "", literal=True).str.extract_all(_number_pattern())
     return _staged(texts, found.list.last(), pl.col("found").fill_null(""), "last_number")
-
-
-register_extractor(
-    Extractor(
-        "boxed",
-        boxed,
-        "lm-eval 0.4.13: tasks/minerva_math/utils.py remove_boxed(last_boxed_only_string(x)) "
-        "(hendrycks_math/utils.py: the same)",
-        "the content of the last \\boxed{...} (balanced braces), of '\\boxed ...' up to '$', "
-        "or of \\fbox{...}; null when there is none",
-    )
-)
-register_extractor(
-    Extractor(
-        "gsm8k_answer",
-        gsm8k_answer,
-        "openai/grade-school-math dataset.py: extract_answer (= lighteval gsm8k_normalizer)",
-        "the first '#### <number>' answer with its commas removed, or '[invalid]'",
-    )
-)
-register_extractor(
-    Extractor(
-        "last_number",
-        last_number,
-        "Qwen2.5-Math evaluation/parser.py: extract_answer, its last-number branch "
-        "(before strip_string)",
-        "the last match of -?\\d*\\.?\\d+ once commas are removed, or '' when there is none",
-    )
-)

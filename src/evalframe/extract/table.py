@@ -15,7 +15,9 @@ would score, as a ``Struct`` of two fields (:data:`EXTRACTION`):
 Every metric that extracts takes ``extractor=``: a name from this table, an
 :class:`Extractor`, or a function from ``pl.Expr`` to ``pl.Expr`` (returning the
 struct, or a plain ``String`` answer). The name is what signatures record;
-``evalframe extractors`` and the metric reference list the table.
+``evalframe extractors`` and the metric reference list the table. Each extractor is
+registered beside its function; the modules that register them (:data:`EXTRACTOR_MODULES`)
+are imported the first time the table is read.
 
 >>> import polars as pl
 >>> from evalframe.extract.table import EXTRACTION, Extractor, register_extractor
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalframe._registry import UNKNOWN_OPTION, Registry
 from evalframe.errors import EvalframeError
 
 __all__ = [
@@ -72,52 +75,24 @@ class Extractor:
 #: What an ``extractor=`` option takes: a table name, an Extractor, a function, or None.
 ExtractorLike = str | Extractor | ExtractFunction | None
 
-#: name -> Extractor; filled by the modules of :mod:`evalframe.extract` as they are imported.
-class _Table(dict):
-    """The extractor table: a dict that imports the extractor modules before it is read."""
+#: The modules of :mod:`evalframe.extract` that register extractors, imported the first
+#: time the table is read (``import evalframe`` stays cheap).
+EXTRACTOR_MODULES = (
+    "simple", "mmlu_pro", "lighteval_indices", "lighteval_math", "lm_eval",
+    "lm_eval_pipelines", "inspect_answer",
+)
 
-    def __getitem__(self, name: str) -> Extractor:
-        load_table()
-        return super().__getitem__(name)
-
-    def __contains__(self, name: object) -> bool:
-        load_table()
-        return super().__contains__(name)
-
-    def __iter__(self):
-        load_table()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        load_table()
-        return super().__len__()
-
-    def get(self, name, default=None):
-        load_table()
-        return super().get(name, default)
-
-    def keys(self):
-        load_table()
-        return super().keys()
-
-    def values(self):
-        load_table()
-        return super().values()
-
-    def items(self):
-        load_table()
-        return super().items()
-
-
-EXTRACTORS: dict[str, Extractor] = _Table()
+#: Every extractor, by name (listed sorted: the order extractors register in depends on
+#: which module a program imports first, and the list must not).
+EXTRACTORS: Registry[Extractor] = Registry(
+    "extractor", make=Extractor, package="evalframe.extract", modules=EXTRACTOR_MODULES,
+    sort=True, columns=("name", "reference", "meaning"), message=UNKNOWN_OPTION,
+)
 
 
 def register_extractor(extractor: Extractor) -> Extractor:
     """Add ``extractor`` to the table (a name may be registered once)."""
-    if dict.__contains__(EXTRACTORS, extractor.name):
-        raise ValueError(f"extractor {extractor.name!r} is registered twice")
-    dict.__setitem__(EXTRACTORS, extractor.name, extractor)
-    return extractor
+    return EXTRACTORS.add(extractor)
 
 
 def extraction(extracted: pl.Expr, rule: pl.Expr) -> pl.Expr:
@@ -155,31 +130,20 @@ def resolve_extractor(
     """
     if extractor is None or extractor == "none":
         return "none", None
-    load_table()
-    if isinstance(extractor, str):
-        entry = EXTRACTORS.get(extractor)
-        if entry is None:
-            raise EvalframeError(
-                f"metric {metric!r}: extractor={extractor!r} is unknown; expected one of "
-                f"{', '.join(repr(name) for name in EXTRACTORS)} or a function from pl.Expr "
-                "to pl.Expr (see 'evalframe extractors')"
-            )
-        return entry.name, entry.function
     if isinstance(extractor, Extractor):
-        if dict.get(EXTRACTORS, extractor.name) is not extractor:  # the user's own
+        if EXTRACTORS.get(extractor.name) is not extractor:  # the user's own
             _check_returns_an_expression(metric, extractor.name, extractor.function)
         return extractor.name, extractor.function
-    if callable(extractor):
-        for entry in EXTRACTORS.values():
-            if entry.function is extractor:
-                return entry.name, entry.function
-        name = f"custom:{getattr(extractor, '__name__', 'function')}"
-        _check_returns_an_expression(metric, name, extractor)
-        return name, _struct_or_wrap(extractor)
-    raise EvalframeError(
-        f"metric {metric!r}: extractor={extractor!r} is invalid; expected a name "
-        f"({', '.join(repr(name) for name in EXTRACTORS)}), an Extractor or a function"
-    )
+    if not isinstance(extractor, str) and not callable(extractor):
+        raise EvalframeError(
+            f"metric {metric!r}: extractor={extractor!r} is invalid; expected a name "
+            f"({', '.join(map(repr, EXTRACTORS))}), an Extractor or a function"
+        )
+    name, entry = EXTRACTORS.named(extractor, f"metric {metric!r}")
+    if entry is not None:
+        return entry.name, entry.function
+    _check_returns_an_expression(metric, name, extractor)
+    return name, _struct_or_wrap(extractor)
 
 
 _API = ("extract", "extraction_expr", "audit_extractors")
@@ -301,38 +265,5 @@ def _extracted_kernel(function: ExtractFunction) -> Callable[[pl.Series], pl.Ser
 
 
 def list_extractors() -> pl.DataFrame:
-    """The extractor table as a DataFrame (name, reference, meaning), sorted by name.
-
-    (Sorted: the order extractors register in depends on which module a program imports
-    first, and the list must not.)
-    """
-    load_table()
-    return pl.DataFrame(
-        [
-            {"name": entry.name, "reference": entry.reference, "meaning": entry.meaning}
-            for entry in sorted(EXTRACTORS.values(), key=lambda entry: entry.name)
-        ],
-        schema={"name": pl.String, "reference": pl.String, "meaning": pl.String},
-    )
-
-
-#: The modules of :mod:`evalframe.extract` that register extractors, imported the first
-#: time the table is read (``import evalframe`` stays cheap).
-EXTRACTOR_MODULES = (
-    "simple", "mmlu_pro", "lighteval_indices", "lighteval_math", "lm_eval",
-    "lm_eval_pipelines", "inspect_answer",
-)
-
-
-def load_table() -> None:
-    """Import every extractor module (each registers its entries), once."""
-    if _LOADED:
-        return
-    _LOADED.append(True)  # set first: the modules' own reads of the table do not recurse
-    import importlib
-
-    for module in EXTRACTOR_MODULES:
-        importlib.import_module(f"evalframe.extract.{module}")
-
-
-_LOADED: list[bool] = []
+    """The extractor table as a DataFrame (name, reference, meaning), sorted by name."""
+    return EXTRACTORS.frame()

@@ -31,18 +31,17 @@ from evalframe.io._cast import DtypeLike, apply_schema, parse_schema
 from evalframe.io._common import first_line
 from evalframe.io._csv import check_csv_empty, csv_locator, csv_problem, scan_csv
 from evalframe.io._duplicates import check_policy
-from evalframe.io.adapters import (
-    Adapter,
-    Probe,
-    adapter_named,
-    adapters,
+from evalframe.io.adapters import Adapter, Probe
+from evalframe.io.adapters.table import (
+    AUTO,
+    LAYOUTS,
+    TABLE,
     by_extension,
     closest,
     describe,
     detect,
     resolve_format,
 )
-from evalframe.io.adapters.table import AUTO, TABLE
 from evalframe.io.formats import FORMAT_LABELS, READ_FORMATS, check_content, format_of
 from evalframe.io.paths import expand_paths, expand_user_path, from_directory
 
@@ -220,7 +219,7 @@ def _scan(
             "a polars DataFrame or LazyFrame, or a pyarrow Table"
         )
     readable = tuple(READ_FORMATS) + tuple(
-        extension for adapter in adapters() for extension in adapter.extensions
+        extension for adapter in LAYOUTS.values() for extension in adapter.extensions
     )
     paths = expand_paths(source, glob=glob, readable=readable, unit=_folder_unit(layout))
     parts = [_read_part(path, targets, csv_empty, layout, duplicates) for path in paths]
@@ -240,7 +239,7 @@ def _folder_unit(layout: str) -> Callable[[Path], Path | None] | None:
     when its content is detected as the layout; under a layout's name, when it exists."""
     candidates = [
         adapter
-        for adapter in adapters()
+        for adapter in LAYOUTS.values()
         if adapter.folder_file and layout in (AUTO, adapter.name)
     ]
     if not candidates:
@@ -356,7 +355,7 @@ def _read_part(
     head = _read_head(path, kind)
     check_content(path, kind, head)
     if layout not in (AUTO, TABLE):
-        forced = adapter_named(layout)
+        forced = LAYOUTS.resolve(layout)
         _check_forced(path, Probe(path, kind), forced)
         return _read_adapted(path, kind, forced, schema, duplicates)
     if layout == AUTO and not _written_by_evalframe(path, kind):

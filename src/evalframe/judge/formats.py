@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from evalframe._registry import Registry
 from evalframe.errors import EvalframeError
 from evalframe.judge import parse as P
 
@@ -124,6 +125,43 @@ class GradeFormat:
         """A short hash of everything this format sends (for signatures)."""
         parts = (self.name, self.prefix(), template or self.template, rubric or "")
         return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
+def _row(kind: str) -> Callable[[Format | GradeFormat], dict[str, str]]:
+    """A format's row in :func:`list_judge_formats`."""
+    return lambda format: {
+        "kind": kind, "name": format.name, "description": format.description,
+        "reference": format.reference,
+    }
+
+
+#: The columns of :func:`list_judge_formats`.
+_COLUMNS = ("kind", "name", "description", "reference")
+
+FORMATS: Registry[Format] = Registry(
+    "judge format",
+    noun="pairwise judge format",
+    columns=_COLUMNS,
+    describe=_row("pairwise"),
+    message="{where}unknown {noun} {name}; the formats are {sorted}, or a Format from "
+    "evalframe.judge.custom_format(template, pattern, verdicts){hint}",
+)
+"""Pairwise formats by name.
+
+The formats with a ``system`` text send it in the same message as the template (the judge
+interface takes one prompt string), followed by a blank line; FastChat itself sends
+``pair-v2``'s system prompt as a system message to GPT-4 and inline (after ``[Instruction]``)
+to judges without one.
+"""
+
+GRADE_FORMATS: Registry[GradeFormat] = Registry(
+    "judge grading format",
+    noun="grading format",
+    columns=_COLUMNS,
+    describe=_row("grade"),
+    message="{where}unknown {noun} {name}; the formats are {sorted}{hint}",
+)
+"""Grading formats by name (the system text is sent in the same message, as for pairs)."""
 
 
 # ---------------------------------------------------------------- templates
@@ -303,46 +341,37 @@ ARENA_HARD_TEMPLATE = (
     "<|The Start of Assistant B's Answer|>\n{answer_b}\n<|The End of Assistant B's Answer|>"
 )
 
-FORMATS: dict[str, Format] = {
-    "default": Format(
-        name="default",
-        template=DEFAULT_TEMPLATE,
-        parse=P.parse_default,
-        rubric=DEFAULT_RUBRIC,
-        description="the rubric, the question, the FIRST and SECOND answers; the reply's first "
-        "word (FIRST, SECOND or TIE, any case, .,! trimmed) is the verdict",
-        reference="evalframe",
-    ),
-    "mtbench": Format(
-        name="mtbench",
-        template=MTBENCH_PAIR_TEMPLATE,
-        system=MTBENCH_PAIR_SYSTEM,
-        joiner="\n\n",
-        parse=P.parse_mtbench,
-        description="FastChat MT-bench pair-v2: an explanation, then [[A]], [[B]] or [[C]] "
-        "(tie); [[A]] anywhere wins over [[B]], which wins over [[C]]",
-        reference="FastChat fastchat/llm_judge: data/judge_prompts.jsonl pair-v2, "
-        "common.run_judge_pair",
-    ),
-    "arena_hard": Format(
-        name="arena_hard",
-        template=ARENA_HARD_TEMPLATE,
-        system=ARENA_HARD_SYSTEM,
-        parse=P.parse_arena_hard,
-        strength=P.arena_hard_strength,
-        description="Arena-Hard-Auto: the judge's own answer, then [[A>>B]], [[A>B]], [[A=B]], "
-        "[[B>A]] or [[B>>A]]; the last label counts, >> weighs 3",
-        reference="arena-hard-auto: utils/judge_utils.py OG_ARENA_HARD_PROMPT, "
-        "gen_judgment.get_score, show_result.load_judgments (weight=3)",
-    ),
-}
-"""Pairwise formats by name.
-
-The formats with a ``system`` text send it in the same message as the template (the judge
-interface takes one prompt string), followed by a blank line; FastChat itself sends
-``pair-v2``'s system prompt as a system message to GPT-4 and inline (after ``[Instruction]``)
-to judges without one.
-"""
+FORMATS.add(Format(
+    name="default",
+    template=DEFAULT_TEMPLATE,
+    parse=P.parse_default,
+    rubric=DEFAULT_RUBRIC,
+    description="the rubric, the question, the FIRST and SECOND answers; the reply's first "
+    "word (FIRST, SECOND or TIE, any case, .,! trimmed) is the verdict",
+    reference="evalframe",
+))
+FORMATS.add(Format(
+    name="mtbench",
+    template=MTBENCH_PAIR_TEMPLATE,
+    system=MTBENCH_PAIR_SYSTEM,
+    joiner="\n\n",
+    parse=P.parse_mtbench,
+    description="FastChat MT-bench pair-v2: an explanation, then [[A]], [[B]] or [[C]] "
+    "(tie); [[A]] anywhere wins over [[B]], which wins over [[C]]",
+    reference="FastChat fastchat/llm_judge: data/judge_prompts.jsonl pair-v2, "
+    "common.run_judge_pair",
+))
+FORMATS.add(Format(
+    name="arena_hard",
+    template=ARENA_HARD_TEMPLATE,
+    system=ARENA_HARD_SYSTEM,
+    parse=P.parse_arena_hard,
+    strength=P.arena_hard_strength,
+    description="Arena-Hard-Auto: the judge's own answer, then [[A>>B]], [[A>B]], [[A=B]], "
+    "[[B>A]] or [[B>>A]]; the last label counts, >> weighs 3",
+    reference="arena-hard-auto: utils/judge_utils.py OG_ARENA_HARD_PROMPT, "
+    "gen_judgment.get_score, show_result.load_judgments (weight=3)",
+))
 
 
 def custom_format(
@@ -390,12 +419,7 @@ def resolve_format(format: str | Format) -> Format:
     """
     if isinstance(format, Format):
         return format
-    if isinstance(format, str) and format in FORMATS:
-        return FORMATS[format]
-    raise EvalframeError(
-        f"unknown pairwise judge format {format!r}; the formats are {sorted(FORMATS)}, or a "
-        "Format from evalframe.judge.custom_format(template, pattern, verdicts)"
-    )
+    return FORMATS.resolve(format)
 
 
 # ---------------------------------------------------------------- grading formats
@@ -526,38 +550,34 @@ def _inspect(name: str, template: str, partial: bool, scorer: str) -> GradeForma
     )
 
 
-GRADE_FORMATS: dict[str, GradeFormat] = {
-    "mtbench": GradeFormat(
-        name="mtbench",
-        template=MTBENCH_SINGLE_TEMPLATE,
-        system=MTBENCH_SINGLE_SYSTEM,
-        read=_read_rating,
-        scale=None,
-        description="FastChat MT-bench single-v1: an explanation, then 'Rating: [[n]]' on 1-10; "
-        "the first [[n]] (else [n]) is the score",
-        reference="FastChat fastchat/llm_judge: data/judge_prompts.jsonl single-v1, "
-        "common.run_judge_single (one_score_pattern, one_score_pattern_backup)",
-    ),
-    "inspect_qa": _inspect("inspect_qa", INSPECT_QA_TEMPLATE, False, "model_graded_qa"),
-    "inspect_qa_partial": _inspect(
-        "inspect_qa_partial", INSPECT_QA_TEMPLATE, True, "model_graded_qa"
-    ),
-    "inspect_fact": _inspect("inspect_fact", INSPECT_FACT_TEMPLATE, False, "model_graded_fact"),
-    "inspect_fact_partial": _inspect(
-        "inspect_fact_partial", INSPECT_FACT_TEMPLATE, True, "model_graded_fact"
-    ),
-    "numeric": GradeFormat(
-        name="numeric",
-        template=NUMERIC_TEMPLATE,
-        read=_read_number,
-        scale=(1.0, 10.0),
-        rubric=NUMERIC_RUBRIC,
-        description="the rubric, the question, the answer; the reply's first number is the "
-        "score, an error outside the scale's bounds",
-        reference="evalframe",
-    ),
-}
-"""Grading formats by name (the system text is sent in the same message, as for pairs)."""
+GRADE_FORMATS.add(GradeFormat(
+    name="mtbench",
+    template=MTBENCH_SINGLE_TEMPLATE,
+    system=MTBENCH_SINGLE_SYSTEM,
+    read=_read_rating,
+    scale=None,
+    description="FastChat MT-bench single-v1: an explanation, then 'Rating: [[n]]' on 1-10; "
+    "the first [[n]] (else [n]) is the score",
+    reference="FastChat fastchat/llm_judge: data/judge_prompts.jsonl single-v1, "
+    "common.run_judge_single (one_score_pattern, one_score_pattern_backup)",
+))
+for _name, _template, _partial, _scorer in (
+    ("inspect_qa", INSPECT_QA_TEMPLATE, False, "model_graded_qa"),
+    ("inspect_qa_partial", INSPECT_QA_TEMPLATE, True, "model_graded_qa"),
+    ("inspect_fact", INSPECT_FACT_TEMPLATE, False, "model_graded_fact"),
+    ("inspect_fact_partial", INSPECT_FACT_TEMPLATE, True, "model_graded_fact"),
+):
+    GRADE_FORMATS.add(_inspect(_name, _template, _partial, _scorer))
+GRADE_FORMATS.add(GradeFormat(
+    name="numeric",
+    template=NUMERIC_TEMPLATE,
+    read=_read_number,
+    scale=(1.0, 10.0),
+    rubric=NUMERIC_RUBRIC,
+    description="the rubric, the question, the answer; the reply's first number is the "
+    "score, an error outside the scale's bounds",
+    reference="evalframe",
+))
 
 
 def resolve_grade_format(format: str | GradeFormat) -> GradeFormat:
@@ -568,11 +588,7 @@ def resolve_grade_format(format: str | GradeFormat) -> GradeFormat:
     """
     if isinstance(format, GradeFormat):
         return format
-    if isinstance(format, str) and format in GRADE_FORMATS:
-        return GRADE_FORMATS[format]
-    raise EvalframeError(
-        f"unknown grading format {format!r}; the formats are {sorted(GRADE_FORMATS)}"
-    )
+    return GRADE_FORMATS.resolve(format)
 
 
 def list_judge_formats() -> pl.DataFrame:
@@ -581,8 +597,4 @@ def list_judge_formats() -> pl.DataFrame:
     >>> list_judge_formats().filter(kind="pairwise")["name"].to_list()
     ['default', 'mtbench', 'arena_hard']
     """
-    rows = [("pairwise", f.name, f.description, f.reference) for f in FORMATS.values()]
-    rows += [("grade", f.name, f.description, f.reference) for f in GRADE_FORMATS.values()]
-    return pl.DataFrame(
-        rows, schema=["kind", "name", "description", "reference"], orient="row"
-    )
+    return pl.concat([FORMATS.frame(), GRADE_FORMATS.frame()])

@@ -61,6 +61,7 @@ from typing import Literal
 
 import polars as pl
 
+from evalframe._registry import Registry
 from evalframe.errors import EvalframeError
 from evalframe.metrics.judge import OUTCOMES
 
@@ -155,6 +156,17 @@ def _string(schema: Mapping[str, pl.DataType], column: str) -> None:
         raise EvalframeError(f"column {column!r} has dtype {dtype}; expected str labels")
 
 
+#: The policies by name.
+POLICIES: Registry[Policy] = Registry(
+    "judge policy",
+    noun="policy",
+    plural="policies",
+    columns=("name", "description", "reference"),
+    message="{where}unknown {noun} {name}; expected one of {quoted} (or an "
+    "evalframe.judge.policies.Policy, e.g. ArenaHard(weight=5)){hint}",
+)
+
+
 @dataclass(frozen=True)
 class Policy:
     """A tie and inconsistency policy: how each row counts (see the module docstring)."""
@@ -236,6 +248,7 @@ def _outcome_score(outcome: pl.Expr) -> pl.Expr:
 
 
 Default = Policy
+POLICIES.add(Default())
 
 
 @dataclass(frozen=True)
@@ -268,6 +281,9 @@ class MTBench(Policy):
     @property
     def extra(self) -> tuple[str, ...]:
         return ("win", "loss", "tie", "win_rate", "loss_rate", "win_rate_adjusted")
+
+
+POLICIES.add(MTBench())
 
 
 @dataclass(frozen=True)
@@ -352,6 +368,9 @@ class ArenaHard(Policy):
         return ("n_battles",)
 
 
+POLICIES.add(ArenaHard())
+
+
 @dataclass(frozen=True)
 class AlpacaEval(Policy):
     """AlpacaEval's preferences: 1 = baseline (A), 2 = model (B), 1.5 or 0 = a draw."""
@@ -414,6 +433,9 @@ class AlpacaEval(Policy):
         )
 
 
+POLICIES.add(AlpacaEval())
+
+
 def _counted(value: pl.Expr) -> pl.Expr:
     """``value`` where AlpacaEval counts it as a preference (in [1, 2], not NaN), else null."""
     judged = value.is_not_nan() & value.is_between(1.0, 2.0)
@@ -447,12 +469,6 @@ def discrete_share(preference: pl.Expr) -> pl.Expr:
     return _counted(pl.when(rounded == 0).then(pl.lit(1.5)).otherwise(rounded)) - 1.0
 
 
-#: The policies by name.
-POLICIES: dict[str, Policy] = {
-    policy.name: policy for policy in (Default(), MTBench(), ArenaHard(), AlpacaEval())
-}
-
-
 def resolve_policy(policy: str | Policy) -> Policy:
     """The policy named ``policy`` (or ``policy`` itself).
 
@@ -461,12 +477,7 @@ def resolve_policy(policy: str | Policy) -> Policy:
     """
     if isinstance(policy, Policy):
         return policy
-    if isinstance(policy, str) and policy in POLICIES:
-        return POLICIES[policy]
-    raise EvalframeError(
-        f"unknown policy {policy!r}; expected one of {', '.join(map(repr, POLICIES))} (or an "
-        "evalframe.judge.policies.Policy, e.g. ArenaHard(weight=5))"
-    )
+    return POLICIES.resolve(policy)
 
 
 def list_policies() -> pl.DataFrame:
@@ -475,10 +486,4 @@ def list_policies() -> pl.DataFrame:
     >>> list_policies()["name"].to_list()
     ['default', 'mtbench', 'arena_hard', 'alpaca_eval']
     """
-    return pl.DataFrame(
-        {
-            "name": [policy.name for policy in POLICIES.values()],
-            "description": [policy.description for policy in POLICIES.values()],
-            "reference": [policy.reference for policy in POLICIES.values()],
-        }
-    )
+    return POLICIES.frame()

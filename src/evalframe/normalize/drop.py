@@ -49,6 +49,7 @@ from evalframe.normalize._python_text import (
     replace_words,
     split_join,
 )
+from evalframe.normalize.table import NORMALIZERS
 
 __all__ = ["drop_fix_number", "drop_is_number", "drop_normalize", "drop_tokens"]
 
@@ -121,6 +122,12 @@ def _fix_token(token: pl.Expr) -> pl.Expr:
     return float_text(kept)
 
 
+@NORMALIZERS.decorator(
+    name="drop",
+    reference="lm-evaluation-harness drop/utils.py: _normalize_answer",
+    meaning="DROP's answer normalisation: lower case, punctuation and articles removed, "
+    "numbers normalised",
+)
 def drop_normalize(text: IntoExpr) -> pl.Expr:
     """The harness's DROP ``_normalize`` of one answer span.
 

@@ -43,6 +43,7 @@ from evalframe.normalize._python_text import (
     whitespace_class,
     word_class,
 )
+from evalframe.normalize.table import NORMALIZERS
 
 __all__ = ["harness_normalize", "strip"]
 
@@ -164,6 +165,11 @@ def harness_normalize(
     return text.str.strip_chars_end("\x00")
 
 
+@NORMALIZERS.decorator(
+    name="strip",
+    reference="Python str.strip() (lighteval strip_strings)",
+    meaning="leading and trailing whitespace removed, as Python's str.strip()",
+)
 def strip(expr: IntoExpr) -> pl.Expr:
     """Python's ``str.strip()``: remove leading and trailing Python whitespace.
 

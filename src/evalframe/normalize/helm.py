@@ -36,6 +36,7 @@ from evalframe.normalize._python_text import (
     replace_words,
     split_join,
 )
+from evalframe.normalize.table import NORMALIZERS
 
 __all__ = ["gsm8k_normalize", "helm_normalize"]
 
@@ -45,6 +46,12 @@ def _punctuation_class() -> str:
     return as_class(string.punctuation)
 
 
+@NORMALIZERS.decorator(
+    name="helm",
+    reference="lighteval helm_normalizer",
+    meaning="HELM/QuAC: split on spaces and hyphens, lower case, ASCII punctuation and "
+    "articles removed, numbers written as Python floats (str(float(token)))",
+)
 def helm_normalize(expr: IntoExpr) -> pl.Expr:
     """lighteval's ``helm_normalizer`` (HELM/QuAC): the text behind quasi exact match.
 
@@ -97,6 +104,12 @@ def helm_normalize(expr: IntoExpr) -> pl.Expr:
     return split_join(text)
 
 
+@NORMALIZERS.decorator(
+    name="gsm8k",
+    reference="lighteval gsm8k_normalizer",
+    meaning="the first number after '#### ' (GSM8K answers) with its commas removed, or "
+    "'[invalid]'",
+)
 def gsm8k_normalize(expr: IntoExpr) -> pl.Expr:
     """lighteval's ``gsm8k_normalizer``: the answer after ``#### ``, commas removed.
 

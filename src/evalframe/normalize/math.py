@@ -34,6 +34,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalframe.normalize._python_text import whitespace_characters
+from evalframe.normalize.table import NORMALIZERS
 
 __all__ = ["math_normalize"]
 
@@ -104,6 +105,13 @@ def _replace(text: pl.Expr, pairs: list[tuple[str, str]]) -> pl.Expr:
     return text
 
 
+@NORMALIZERS.decorator(
+    name="math",
+    reference="lighteval math_normalizer",
+    meaning="the content of the last \\boxed{} ('' without one) in canonical LaTeX: units, "
+    "\\left/\\right, \\% and spaces removed, \\frac12 -> \\frac{1}{2}, "
+    "0.5 and a/b -> \\frac",
+)
 def math_normalize(text: pl.Expr) -> pl.Expr:
     r"""lighteval's ``math_normalizer`` over a ``String`` column (null stays null).
 

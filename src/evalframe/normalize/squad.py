@@ -51,6 +51,7 @@ from evalframe.normalize._python_text import (
     whitespace_characters,
     whitespace_class,
 )
+from evalframe.normalize.table import NORMALIZERS
 
 __all__ = ["may_have_no_words", "squad_normalize", "squad_tokens", "squad_word_ids"]
 
@@ -134,6 +135,11 @@ def _single_spaces(text: pl.Expr) -> pl.Expr:
     return text.str.replace_all(_irregular_whitespace(), " ").str.strip_chars(" ")
 
 
+@NORMALIZERS.decorator(
+    name="squad",
+    reference="SQuAD v2.0 official script: normalize_answer",
+    meaning="lower case, punctuation and the articles a/an/the removed, whitespace collapsed",
+)
 def squad_normalize(expr: IntoExpr) -> pl.Expr:
     """SQuAD's ``normalize_answer``: lower case, drop punctuation and articles, fix spaces.
 

@@ -2,7 +2,9 @@
 
 Every metric that normalises text takes ``normalizer=``: a name from this table, or a
 function from ``pl.Expr`` to ``pl.Expr``. The name is what signatures record;
-``evalframe normalizers`` and the metric reference list the table.
+``evalframe normalizers`` and the metric reference list the table. Each normaliser is
+registered beside its function, in the module of the reference it reproduces
+(:data:`NORMALIZER_MODULES`).
 
 >>> from evalframe.normalize.table import resolve_normalizer
 >>> import polars as pl
@@ -18,12 +20,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalframe._registry import UNKNOWN_OPTION, Registry
 from evalframe.errors import EvalframeError
-from evalframe.normalize._python_text import whitespace_characters
-from evalframe.normalize.drop import drop_normalize
-from evalframe.normalize.helm import gsm8k_normalize, helm_normalize
-from evalframe.normalize.math import math_normalize
-from evalframe.normalize.squad import squad_normalize
 
 __all__ = ["NORMALIZERS", "Normalizer", "list_normalizers", "resolve_normalizer"]
 
@@ -40,46 +38,17 @@ class Normalizer:
     meaning: str
 
 
-def _python_strip(text: pl.Expr) -> pl.Expr:
-    """Python's ``str.strip()``: leading and trailing Unicode whitespace removed."""
-    return text.str.strip_chars(whitespace_characters())
+#: The modules of :mod:`evalframe.normalize` that register normalisers, in the order the
+#: table lists them.
+NORMALIZER_MODULES = ("table", "harness", "squad", "helm", "math", "drop")
 
+#: Every normaliser, by name.
+NORMALIZERS: Registry[Normalizer] = Registry(
+    "normalizer", make=Normalizer, package="evalframe.normalize", modules=NORMALIZER_MODULES,
+    by_module=True, columns=("name", "reference", "meaning"), message=UNKNOWN_OPTION,
+)
 
-NORMALIZERS: dict[str, Normalizer] = {
-    entry.name: entry
-    for entry in [
-        Normalizer("none", None, "-", "the text as it is"),
-        Normalizer(
-            "strip", _python_strip, "Python str.strip() (lighteval strip_strings)",
-            "leading and trailing whitespace removed, as Python's str.strip()",
-        ),
-        Normalizer(
-            "squad", squad_normalize, "SQuAD v2.0 official script: normalize_answer",
-            "lower case, punctuation and the articles a/an/the removed, whitespace collapsed",
-        ),
-        Normalizer(
-            "helm", helm_normalize, "lighteval helm_normalizer",
-            "HELM/QuAC: split on spaces and hyphens, lower case, ASCII punctuation and "
-            "articles removed, numbers written as Python floats (str(float(token)))",
-        ),
-        Normalizer(
-            "gsm8k", gsm8k_normalize, "lighteval gsm8k_normalizer",
-            "the first number after '#### ' (GSM8K answers) with its commas removed, or "
-            "'[invalid]'",
-        ),
-        Normalizer(
-            "math", math_normalize, "lighteval math_normalizer",
-            "the content of the last \\boxed{} ('' without one) in canonical LaTeX: units, "
-            "\\left/\\right, \\% and spaces removed, \\frac12 -> \\frac{1}{2}, "
-            "0.5 and a/b -> \\frac",
-        ),
-        Normalizer(
-            "drop", drop_normalize, "lm-evaluation-harness drop/utils.py: _normalize_answer",
-            "DROP's answer normalisation: lower case, punctuation and articles removed, "
-            "numbers normalised",
-        ),
-    ]
-}
+NORMALIZERS.add(Normalizer("none", None, "-", "the text as it is"), module=__name__)
 
 
 def resolve_normalizer(
@@ -93,24 +62,13 @@ def resolve_normalizer(
     """
     if normalizer is None:
         return "none", None
-    if isinstance(normalizer, str):
-        entry = NORMALIZERS.get(normalizer)
-        if entry is None:
-            raise EvalframeError(
-                f"metric {metric!r}: normalizer={normalizer!r} is unknown; expected one of "
-                f"{', '.join(repr(name) for name in NORMALIZERS)} or a function from pl.Expr "
-                "to pl.Expr (see 'evalframe normalizers')"
-            )
-        return entry.name, entry.function
-    if callable(normalizer):
-        for entry in NORMALIZERS.values():
-            if entry.function is normalizer:
-                return entry.name, entry.function
-        return f"custom:{getattr(normalizer, '__name__', 'function')}", normalizer
-    raise EvalframeError(
-        f"metric {metric!r}: normalizer={normalizer!r} is invalid; expected a name "
-        f"({', '.join(repr(name) for name in NORMALIZERS)}) or a function"
-    )
+    if not isinstance(normalizer, str) and not callable(normalizer):
+        raise EvalframeError(
+            f"metric {metric!r}: normalizer={normalizer!r} is invalid; expected a name "
+            f"({', '.join(map(repr, NORMALIZERS))}) or a function"
+        )
+    name, entry = NORMALIZERS.named(normalizer, f"metric {metric!r}")
+    return name, normalizer if entry is None else entry.function
 
 
 def list_normalizers() -> pl.DataFrame:
@@ -119,10 +77,4 @@ def list_normalizers() -> pl.DataFrame:
     >>> list_normalizers()["name"].to_list()[:3]
     ['none', 'strip', 'squad']
     """
-    return pl.DataFrame(
-        [
-            {"name": entry.name, "reference": entry.reference, "meaning": entry.meaning}
-            for entry in NORMALIZERS.values()
-        ],
-        schema={"name": pl.String, "reference": pl.String, "meaning": pl.String},
-    )
+    return NORMALIZERS.frame()

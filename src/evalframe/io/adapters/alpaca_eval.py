@@ -48,6 +48,7 @@ from evalframe.io._json import read_json_array, read_jsonl
 from evalframe.io._source import load_json, read_bytes
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 from evalframe.io.formats import READ_FORMATS, format_of
 
 __all__ = ["ADAPTERS", "read_annotations", "read_outputs"]
@@ -471,7 +472,9 @@ def _ordered(
     return renamed.select(*first, *(name for name in columns if name not in schema))
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="alpaca_eval",
         harness="AlpacaEval",

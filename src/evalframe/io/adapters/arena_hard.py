@@ -54,6 +54,7 @@ from evalframe.io._duplicates import unique_samples
 from evalframe.io._json import read_jsonl
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 from evalframe.io.formats import READ_FORMATS, format_of
 
 __all__ = ["ADAPTERS", "LABELS", "V01_BASELINE", "check_files", "read_judgments"]
@@ -474,7 +475,9 @@ def _line(path: Path, row: int) -> int:
     return _records(path, _compressed(path))[row][0]
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="arena_hard",
         harness="Arena-Hard-Auto",

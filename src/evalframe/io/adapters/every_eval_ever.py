@@ -46,6 +46,7 @@ from evalframe.io._json import line_locator, read_jsonl
 from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 
 __all__ = [
     "ADAPTERS",
@@ -620,7 +621,9 @@ def _result_row(result: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="every_eval_ever",
         harness="Every Eval Ever",

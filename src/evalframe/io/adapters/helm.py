@@ -76,6 +76,7 @@ from evalframe.io.adapters.helm_stats import (
     run_of,
     task_name,
 )
+from evalframe.io.adapters.table import register
 
 __all__ = ["ADAPTERS", "read_run", "scored_texts"]
 
@@ -595,7 +596,9 @@ def _joined(frame: pl.DataFrame, rows: list[dict[str, Any]], stats_path: Path) -
     )
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="helm",
         harness="HELM",

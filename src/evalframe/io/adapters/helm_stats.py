@@ -40,6 +40,7 @@ from evalframe.io._common import json_kind, short
 from evalframe.io._duplicates import check_policy as check_duplicates_policy
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 
 __all__ = [
     "ADAPTERS",
@@ -466,7 +467,9 @@ def _is_stats(probe: Probe) -> bool:
     return probe.top == "array" and is_stat(probe.record)
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="helm_instance_stats",
         harness="HELM",

@@ -50,6 +50,7 @@ from evalframe.errors import EvalframeError
 from evalframe.io._duplicates import unique_samples
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 from evalframe.scored import missing_column
 
 __all__ = [
@@ -503,7 +504,9 @@ def _text(value: object) -> str | None:
     return str(value)
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="inspect",
         harness="Inspect AI",

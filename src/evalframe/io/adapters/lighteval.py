@@ -63,6 +63,7 @@ from evalframe.io._duplicates import unique_samples
 from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 
 __all__ = ["ADAPTERS", "details_name", "model_from_path", "read_details", "read_results"]
 
@@ -772,7 +773,9 @@ def _integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="lighteval",
         harness="lighteval",

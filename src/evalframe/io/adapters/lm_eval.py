@@ -54,6 +54,7 @@ from evalframe.io._source import is_gzip, open_binary
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
 from evalframe.io.adapters.lm_eval_results import model_name, results_for
+from evalframe.io.adapters.table import register
 
 __all__ = ["ADAPTERS", "gold_index", "read_samples", "task_name"]
 
@@ -572,7 +573,9 @@ def _mapped(raw: pl.DataFrame, path: Path) -> pl.DataFrame:
     return raw.select(columns)
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="lm_eval",
         harness="lm-evaluation-harness",

@@ -23,6 +23,7 @@ from evalframe.errors import EvalframeError
 from evalframe.io._source import load_json
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 
 __all__ = ["ADAPTERS", "model_name", "read_results", "results_for", "run_model"]
 
@@ -221,7 +222,9 @@ def _check_entries(results: dict, path: Path) -> None:
     )
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="lm_eval_results",
         harness="lm-evaluation-harness",

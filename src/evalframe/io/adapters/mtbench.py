@@ -35,6 +35,7 @@ from evalframe.io._json import line_locator, read_json_array, read_jsonl
 from evalframe.io._source import is_gzip, open_binary
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 from evalframe.io.formats import READ_FORMATS, format_of
 
 __all__ = ["ADAPTERS", "read_pair", "read_questions", "read_single"]
@@ -388,7 +389,9 @@ def _ordered(
     return renamed.select(*first, *(name for name in columns if name not in schema))
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="mtbench_pair",
         harness="FastChat MT-bench",

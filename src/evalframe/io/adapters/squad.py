@@ -35,6 +35,7 @@ from evalframe.io._duplicates import unique_samples
 from evalframe.io._source import load_json, read_bytes
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
+from evalframe.io.adapters.table import register
 
 __all__ = ["ADAPTERS", "read_dataset", "read_predictions"]
 
@@ -342,7 +343,9 @@ def _kind(path: Path) -> str:
     return format_of(path, READ_FORMATS, "read")
 
 
-ADAPTERS = (
+#: This module's layouts, registered in the table of formats.
+ADAPTERS = register(
+    __name__,
     Adapter(
         name="squad",
         harness="SQuAD",

@@ -1,20 +1,20 @@
 """The table of harness layouts: detection, ``format=`` names, and the list users see.
 
-Each layout lives in its own module of :mod:`evalframe.io.adapters` and exports ``ADAPTERS``,
-a tuple of :class:`~evalframe.io.adapters.Adapter`. Modules are imported on first use, so
+Each layout lives in its own module of :mod:`evalframe.io.adapters`, which registers its
+:class:`~evalframe.io.adapters.Adapter` s in :data:`LAYOUTS` with :func:`register` (and
+exports them as ``ADAPTERS``). Modules are imported the first time the table is read, so
 ``import evalframe`` stays fast.
 """
 
 from __future__ import annotations
 
-import importlib
 import zlib
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 
 import polars as pl
 
+from evalframe._registry import Registry, canonical_name
 from evalframe.errors import EvalframeError
 from evalframe.io.adapters._adapter import Adapter
 from evalframe.io.adapters._probe import Probe
@@ -39,21 +39,33 @@ AUTO = "auto"
 TABLE = "table"
 
 
-@cache
+#: Every layout, by name, in detection order (the order of :data:`MODULES`).
+LAYOUTS: Registry[Adapter] = Registry(
+    "adapter",
+    noun="format",
+    package="evalframe.io.adapters",
+    modules=MODULES,
+    by_module=True,
+    columns=("format", "harness", "files", "level", "expects", "doc"),
+    describe=lambda adapter: {
+        "format": adapter.name, "harness": adapter.harness, "files": adapter.files,
+        "level": adapter.level, "expects": adapter.expects, "doc": adapter.doc,
+    },
+)
+
+
+def register(module: str, *adapters: Adapter) -> tuple[Adapter, ...]:
+    """Add the layouts of the adapter module ``module`` to :data:`LAYOUTS`; returns them."""
+    return tuple(LAYOUTS.add(adapter, module=module) for adapter in adapters)
+
+
 def adapters() -> tuple[Adapter, ...]:
     """Every adapter, in detection order.
 
     >>> all(isinstance(adapter, Adapter) for adapter in adapters())
     True
     """
-    found: list[Adapter] = []
-    for module in MODULES:
-        found.extend(importlib.import_module(f"evalframe.io.adapters.{module}").ADAPTERS)
-    names = [adapter.name for adapter in found]
-    duplicated = sorted({name for name in names if names.count(name) > 1})
-    if duplicated:
-        raise RuntimeError(f"adapter names used twice: {duplicated}")
-    return tuple(found)
+    return tuple(LAYOUTS.entries())
 
 
 def format_names() -> list[str]:
@@ -62,7 +74,7 @@ def format_names() -> list[str]:
     >>> format_names()[:2]
     ['auto', 'table']
     """
-    return [AUTO, TABLE, *(adapter.name for adapter in adapters())]
+    return [AUTO, TABLE, *LAYOUTS.names()]
 
 
 def resolve_format(name: str | None) -> str:
@@ -79,23 +91,15 @@ def resolve_format(name: str | None) -> str:
         return AUTO
     if not isinstance(name, str):
         raise EvalframeError(f"format={name!r} must be a string; known: {format_names()}")
-    known = format_names()
-    cleaned = name.strip().lower().replace("-", "_")
-    if cleaned in known:
+    cleaned = canonical_name(name)
+    if cleaned in (AUTO, TABLE) or cleaned in LAYOUTS:
         return cleaned
-    import difflib
-
-    close = difflib.get_close_matches(cleaned, known, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise EvalframeError(f"unknown format {name!r}; {hint}known formats: {', '.join(known)}")
+    raise EvalframeError(LAYOUTS.unknown(name, extra=(AUTO, TABLE)))
 
 
 def adapter_named(name: str) -> Adapter:
     """The adapter called ``name`` (a resolved format that is not auto or table)."""
-    for adapter in adapters():
-        if adapter.name == name:
-            return adapter
-    raise EvalframeError(f"unknown format {name!r}; known formats: {', '.join(format_names())}")
+    return LAYOUTS.resolve(name)
 
 
 def by_extension(path: Path) -> Adapter | None:
@@ -165,12 +169,4 @@ def list_formats() -> pl.DataFrame:
     >>> list_formats().columns
     ['format', 'harness', 'files', 'level', 'expects', 'doc']
     """
-    rows = [
-        (adapter.name, adapter.harness, adapter.files, adapter.level, adapter.expects, adapter.doc)
-        for adapter in adapters()
-    ]
-    return pl.DataFrame(
-        rows,
-        schema=["format", "harness", "files", "level", "expects", "doc"],
-        orient="row",
-    )
+    return LAYOUTS.frame()
