@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalframe._kernel_cache import KernelCache
 from evalframe._registry import UNKNOWN_OPTION, Registry
 from evalframe.errors import EvalframeError
 
@@ -217,16 +218,14 @@ def extracted_text(text: pl.Expr, function: ExtractFunction) -> pl.Expr:
     polars' common-subexpression elimination (which compares Python functions by identity)
     runs an extraction once however many metrics of a request read it.
     """
-    kernel = _KERNELS.get(function)
-    if kernel is None:
-        if len(_KERNELS) >= 256:
-            _KERNELS.clear()
-        kernel = _KERNELS[function] = _extracted_kernel(function)
+    kernel = _KERNELS.get_or_build(function, lambda: _extracted_kernel(function))
     return text.map_batches(kernel, is_elementwise=True)
 
 
 #: The batched kernel of each extract function (see :func:`extracted_text`).
-_KERNELS: dict[ExtractFunction, Callable[[pl.Series], pl.Series]] = {}
+_KERNELS: KernelCache[ExtractFunction, Callable[[pl.Series], pl.Series]] = KernelCache(
+    "extractors", 256
+)
 
 
 def _extracted_kernel(function: ExtractFunction) -> Callable[[pl.Series], pl.Series]:

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from evalframe._expr import elementwise
+from evalframe._kernel_cache import KernelCache
 
 __all__: list[str] = []
 
@@ -33,12 +34,9 @@ Normalizer = Callable[[pl.Expr], pl.Expr]
 #: Python functions by identity, so two metrics share a batched kernel's result only
 #: when both hold the very same expression object (and polars never eliminates
 #: common ``list.eval`` expressions at all, which is why lists are mapped by kernels).
-_BUILT: dict[Hashable, tuple[pl.Expr, object]] = {}
-
-
-#: The bytes of the keys in ``_BUILT``; the cache is emptied beyond ``_BUILT_MAX_BYTES``.
-_BUILT_BYTES = [0]
-_BUILT_MAX_BYTES = 4 << 20
+_BUILT: KernelCache[Hashable, tuple[pl.Expr, object]] = KernelCache(
+    "token expressions", 4 << 20, lambda key: len(repr(key))
+)
 
 
 def expression_key(expr: pl.Expr) -> str | None:
@@ -60,22 +58,11 @@ def shared(key: Hashable | None, build: Callable[[], pl.Expr], keep_alive: objec
 
     ``keep_alive`` (e.g. a normaliser whose ``id`` is part of the key) is held with
     the expression, so the ``id`` cannot be reused by another object. The cache
-    holds at most ``_BUILT_MAX_BYTES`` of keys.
+    holds at most 4 MiB of keys (least recently used dropped first).
     """
     if key is None:
         return build()
-    hit = _BUILT.get(key)
-    if hit is not None:
-        return hit[0]
-    expr = build()
-    size = len(repr(key))
-    if _BUILT_BYTES[0] + size > _BUILT_MAX_BYTES:
-        _BUILT.clear()
-        _BUILT_BYTES[0] = 0
-    if size <= _BUILT_MAX_BYTES:
-        _BUILT[key] = (expr, keep_alive)
-        _BUILT_BYTES[0] += size
-    return expr
+    return _BUILT.get_or_build(key, lambda: (build(), keep_alive))[0]
 
 
 def map_alternatives(golds: pl.Expr, normalize: Normalizer, *, share: bool = True) -> pl.Expr:
