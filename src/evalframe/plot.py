@@ -132,6 +132,15 @@ def _subtitle(frame: pl.DataFrame, n_column: str = "n") -> list[str]:
     return ["; ".join(lines)] if lines else []
 
 
+def _chart_data(frame: pl.DataFrame, tooltip: Sequence[Any], *extra: str) -> pl.DataFrame:
+    """Only the columns the chart reads (its tooltips, encodings and ``extra``), numbers
+    rounded to 5 decimals: a chart embeds its data, and a report holds many charts."""
+    wanted = [*(t.split(":")[0] if isinstance(t, str) else t.to_dict().get("field")
+                for t in tooltip), *extra]
+    columns = [column for column in dict.fromkeys(wanted) if column in frame.columns]
+    return frame.select(columns).with_columns(pl.col(pl.Float64).round(5))
+
+
 def _keys(frame: pl.DataFrame, known: Sequence[str]) -> list[str]:
     return [column for column in frame.columns if column not in known and column not in (
         "interval", "missing")]
@@ -222,7 +231,7 @@ def scores(
         *([alt.Tooltip("n_missing:Q")] if "n_missing" in frame.columns else []),
         alt.Tooltip("interval:N"), alt.Tooltip("missing:N"),
     ]
-    base = alt.Chart(frame.drop("signature", strict=False)).encode(
+    base = alt.Chart(_chart_data(frame, tooltip, y, "panel")).encode(
         y=alt.Y(f"{y}:N", title=y, sort=None), tooltip=tooltip
     )
     bars = base.mark_rule(strokeWidth=2).encode(
@@ -298,7 +307,7 @@ def curve(
     tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "metric:N", "k:Q",
                alt.Tooltip("value:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
                alt.Tooltip("ci_high:Q", format=".4f"), "n:Q", "interval:N", "missing:N"]
-    base = alt.Chart(frame.drop("signature").sort("k")).encode(
+    base = alt.Chart(_chart_data(frame.sort("k"), tooltip, color, "family", "panel")).encode(
         x=alt.X("k:Q", scale=scale, title="k", axis=alt.Axis(values=k_values)),
         color=alt.Color(f"{color}:N", title=color),
         detail="family:N",
@@ -389,7 +398,8 @@ def comparison(
                         "adjusted for multiple comparisons")
     if empty:
         subtitle.append(f"{empty} comparison(s) without pairs left out")
-    layers = alt.layer(zero, bars, points, data=frame.drop("signature", strict=False))
+    layers = alt.layer(zero, bars, points,
+                       data=_chart_data(frame, tooltip, "versus", "significant", "panel"))
     chart = _facet(layers, alt, frame, varying, columns)
     return chart.properties(title=_title(alt, title, "Paired differences", subtitle))
 

@@ -248,6 +248,10 @@ def _script_element(code: str) -> str:
     return f'<script src="data:text/javascript;base64,{encoded}"></script>'
 
 
+#: Tables longer than this are written as plain HTML rather than styled by great_tables,
+#: whose markup is about three times larger (a report of 10 models x 50 tasks stays < 2 MB).
+_STYLED_ROWS = 300
+
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem;
        color: #1f2328; max-width: 1400px; }
@@ -266,7 +270,8 @@ def _plain_table(frame: pl.DataFrame) -> str:
     rows = []
     for row in frame.iter_rows(named=True):
         cells = "".join(
-            f'<td class="{html.escape(k)}">{html.escape("" if v is None else str(v))}</td>'
+            ('<td class="signature">' if k == "signature" else "<td>")
+            + html.escape("" if v is None else str(v)) + "</td>"
             for k, v in row.items()
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -285,8 +290,11 @@ def _document(result: Report, bundle: str) -> str:
             element = f"chart-{number}"
             body.append(f'<div class="chart" id="{element}"></div>')
             specs.append((element, section.chart.to_dict()))
-        if isinstance(section.table, FormattedTable):
+        if isinstance(section.table, FormattedTable) and section.table.frame.height <= _STYLED_ROWS:
             body.append(section.table.to_html())
+        elif isinstance(section.table, FormattedTable):  # every row, in lighter markup
+            body.append(_plain_table(section.table.frame))
+            body.extend(f'<p class="note">{html.escape(note)}</p>' for note in section.table.notes)
         elif isinstance(section.table, pl.DataFrame):
             body.append(_plain_table(section.table))
         if section.text:
