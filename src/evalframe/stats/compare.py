@@ -500,8 +500,8 @@ def _choose(level: str, clustered: bool, is_binary) -> str:
 COMPARISON_TESTS.add(ComparisonTest(
     name="auto",
     function=_choose,
-    description="mcnemar for 0/1 sample metrics whose pairs are not clustered, paired for "
-    "other sample metrics, bootstrap for corpus metrics",
+    description="mcnemar for 0/1 sample metrics with independent pairs, paired for other "
+    "sample metrics, bootstrap for corpus metrics",
     automatic=True,
 ))
 
@@ -729,8 +729,8 @@ def _paired_t(paired: Mapping[str, np.ndarray]) -> np.ndarray:
 COMPARISON_TESTS.add(ComparisonTest(
     name="paired",
     function=_paired_t,
-    description="the paired t-test of the differences (clustered standard error with "
-    "clusters); sample metrics",
+    description="the paired t-test of the differences, with a clustered standard error "
+    "when clustered (sample metrics)",
     reference="scipy.stats.ttest_rel",
     levels=("sample",),
 ))
@@ -773,8 +773,8 @@ def _mcnemar(paired: Mapping[str, np.ndarray]) -> np.ndarray:
 COMPARISON_TESTS.add(ComparisonTest(
     name="mcnemar",
     function=_mcnemar,
-    description="McNemar's exact test of the discordant pairs (the interval stays the "
-    "paired-t one); 0/1 sample metrics, independent pairs",
+    description="McNemar's exact test of the discordant pairs, the interval paired-t "
+    "(0/1 sample metrics, independent pairs)",
     reference="statsmodels mcnemar(exact=True); scipy.stats.binomtest",
     binary=True,
     levels=("sample",),
@@ -886,7 +886,7 @@ def _paired_bootstrap(
 COMPARISON_TESTS.add(ComparisonTest(
     name="bootstrap",
     function=_paired_bootstrap,
-    description="a paired bootstrap (whole clusters resampled when clustered): stderr, "
+    description="a paired bootstrap, whole clusters resampled when clustered: stderr, "
     "percentile interval and p-value",
     reference="Koehn 2004; Efron and Tibshirani 1993",
     replaces=("stderr", "ci_low", "ci_high", "p_value"),
@@ -936,8 +936,8 @@ def _randomization(
 COMPARISON_TESTS.add(ComparisonTest(
     name="randomization",
     function=_randomization,
-    description="approximate randomisation: each trial swaps the sides of every pair with "
-    "probability 1/2 (the interval stays the paired one); independent pairs",
+    description="approximate randomisation, each pair's sides swapped with probability "
+    "1/2: the p-value (independent pairs)",
     reference="sacrebleu paired_ar (Riezler and Maxwell 2005), with the >= rule",
     independent=True,
     replaces=("p_value",),
@@ -1144,7 +1144,7 @@ def holm(ranked: np.ndarray) -> np.ndarray:
 CORRECTION_METHODS.add(CorrectionMethod(
     name="holm",
     function=holm,
-    description="Holm's step-down method: controls the family-wise error rate",
+    description="Holm's step-down method (controls the family-wise error rate)",
     reference="statsmodels multipletests(method='holm')",
 ))
 
@@ -1164,7 +1164,7 @@ def benjamini_hochberg(ranked: np.ndarray) -> np.ndarray:
 CORRECTION_METHODS.add(CorrectionMethod(
     name="bh",
     function=benjamini_hochberg,
-    description="Benjamini-Hochberg: controls the false discovery rate",
+    description="Benjamini-Hochberg (controls the false discovery rate)",
     reference="statsmodels multipletests(method='fdr_bh')",
 ))
 

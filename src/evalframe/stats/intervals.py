@@ -65,8 +65,8 @@ def _auto_applied(binary: np.ndarray) -> list[str]:
 
 @INTERVAL_METHODS.decorator(
     name="auto",
-    description="Wilson for 0/1 scores, Student-t clipped to the metric's bounds otherwise; "
-    "the bootstrap percentile interval for corpus metrics",
+    description="Wilson for 0/1 scores, else Student-t clipped to the metric's bounds "
+    "(corpus metrics: the bootstrap percentile interval)",
     applied=_auto_applied,
 )
 def _auto(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -117,8 +117,8 @@ def wilson_interval(
 
 @INTERVAL_METHODS.decorator(
     name="wilson",
-    description="Wilson's score interval (on the effective sample size when clustered); "
-    "never leaves [0, 1]",
+    description="Wilson's score interval, on the effective sample size when clustered "
+    "(0/1 scores only)",
     binary=True,
     reference="statsmodels proportion_confint(method='wilson')",
 )
@@ -191,8 +191,8 @@ def normal_interval(
 
 @INTERVAL_METHODS.decorator(
     name="normal",
-    description="value -/+ z stderr, clipped to the metric's bounds (corpus metrics too, "
-    "on their bootstrap standard error)",
+    description="value -/+ z stderr clipped to the metric's bounds (corpus metrics too, "
+    "on their bootstrap stderr)",
     reference="scipy.stats.norm.interval",
     on_corpus=True,
 )

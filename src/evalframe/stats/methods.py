@@ -192,15 +192,18 @@ def check_method(
     ...     check_method(CORRECTION_METHODS, "Holm", "correction", optional=True)
     ... except OptionError as error:
     ...     print(error.problem)
-    is invalid; did you mean 'holm'? Expected None or one of 'holm', 'bh'
+    is invalid; did you mean 'holm'? Expected None, 'holm' or 'bh'
     """
     entry = table.get(value) if isinstance(value, str) else None
     if entry is not None:
         return entry
     close = table.suggestions(value) if isinstance(value, str) else []
     hint = f"did you mean {' or '.join(repr(name) for name in close)}? " if close else ""
-    listed = ", ".join(repr(name) for name in table.names())
-    expected = f"{'E' if close else 'e'}xpected {'None or ' if optional else ''}one of {listed}"
+    names = table.names()
+    listed = either(names) if not optional else (
+        f"None, {either(names)}" if len(names) > 1 else f"None or {either(names)}"
+    )
+    expected = f"{'E' if close else 'e'}xpected {listed}"
     raise OptionError(
         f"{option}={value!r} {verb}; {hint}{expected}",
         option=option, value=value, problem=f"{verb}; {hint}{expected}",

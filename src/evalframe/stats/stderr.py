@@ -82,8 +82,8 @@ STDERR_METHODS.add(StderrMethod(
     name="auto",
     function=auto_stderr,
     description=(
-        "the standard error of the mean; cluster-robust where rows repeat a question "
-        "(clustered when clustering applies); a seeded bootstrap for corpus metrics"
+        "the standard error of the mean, cluster-robust where rows repeat a question "
+        "(corpus metrics: a seeded bootstrap)"
     ),
     reference="Miller 2024, Adding Error Bars to Evals, eq. 4 (Inspect's stderr(cluster=))",
 ))
