@@ -721,8 +721,9 @@ def _aggregate_frame(
             f"note: metric column(s) the scored file records are not aggregated: "
             f"{'; '.join(lost)}\n"
         )
-    # the column the standard errors are clustered on, where some group's rows repeat it
-    repeated = table.filter(pl.col("n_clusters") < pl.col("n")).height > 0
+    # for the notes: the column the standard errors are clustered on, where some group's
+    # rows repeat it
+    repeated = not args.quiet and table.filter(pl.col("n_clusters") < pl.col("n")).height > 0
     clustered = cluster_column(frame, keys, names, **clustering) if repeated else None
     everything = table.height
     if not args.keep_empty:
