@@ -31,7 +31,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -42,7 +42,7 @@ from evalframe._version import __version__
 from evalframe.cli_extract import add_extract_parsers, run_extract
 from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.engine import collect, prepare_input, score_plan
-from evalframe.errors import EvalframeError, without_plan
+from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.extract.table import EXTRACTORS
 from evalframe.io._atomic import resolve_target
 from evalframe.io._cast import DTYPE_NAMES, parse_dtype
@@ -56,7 +56,8 @@ from evalframe.metrics.request import describe_options, parse_requests
 from evalframe.normalize.table import NORMALIZERS
 from evalframe.schema import ROLES
 from evalframe.scored import CONTRACT_COLUMN
-from evalframe.stats.aggregate import AGGREGATE_COLUMNS, aggregate, widen
+from evalframe.stats.aggregate import aggregate, cluster_column, widen
+from evalframe.stats.aggregate import check_options as check_aggregate_options
 from evalframe.stats.columns import (
     ROLES_KEY,
     decode_metadata,
@@ -64,8 +65,16 @@ from evalframe.stats.columns import (
     recorded_mapping,
     recorded_metrics,
 )
+from evalframe.stats.compare import check_options as check_compare_options
 from evalframe.stats.compare import compare
 from evalframe.stats.groups import group_tasks
+from evalframe.stats.methods import (
+    COMPARISON_TESTS,
+    CORRECTION_METHODS,
+    INTERVAL_METHODS,
+    STDERR_METHODS,
+)
+from evalframe.stats.missing import MISSING_POLICIES
 from evalframe.stats.power import mde, paired_variance, power, sample_size
 from evalframe.stats.signature import score_signature
 
@@ -90,6 +99,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _metric_help() -> str:
     return ", ".join(spec.name for spec in all_metrics())
+
+
+def _methods_help(table) -> str:
+    """Every method of a statistics table with its description, for an option's help."""
+    return "; ".join(f"{entry.name}: {entry.description}" for entry in table.entries())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,15 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agg.add_argument("--keep-empty", action="store_true", help="keep groups with no scores")
     agg.add_argument(
-        "--missing", choices=("wrong", "exclude", "error"), default="wrong",
+        "--missing", choices=MISSING_POLICIES, default="wrong",
         help="what a missing answer (a null prediction) counts as: wrong (default: the "
         "metric's worst score), exclude (left out), or an error; counted in n_missing",
     )
     agg.add_argument(
-        "--interval", choices=("auto", "wilson", "t", "normal"), default="auto",
-        help="interval method for sample metrics: auto (Wilson for 0/1 scores, Student-t "
-        "clipped to the metric's bounds otherwise), wilson, t or normal; corpus metrics use "
-        "the bootstrap percentile interval unless normal",
+        "--interval", choices=INTERVAL_METHODS.names(), default="auto",
+        help="interval method (default auto): " + _methods_help(INTERVAL_METHODS),
     )
     agg.add_argument(
         "--cluster", metavar="COLUMN",
@@ -246,9 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agg.add_argument("--no-cluster", action="store_true", help="never cluster")
     agg.add_argument(
-        "--stderr", choices=("auto", "question_mean"), default="auto",
-        help="auto (clustered when clustering applies) or question_mean (the SE of the "
-        "questions' mean scores)",
+        "--stderr", choices=STDERR_METHODS.names(), default="auto",
+        help="standard-error method (default auto): " + _methods_help(STDERR_METHODS),
     )
     agg.add_argument(
         "--col", action="append", default=[], metavar="ROLE=COLUMN",
@@ -313,12 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "'cluster' column, else sample_id where it repeats, as aggregate)")
     comparison.add_argument("--no-cluster", action="store_true",
                             help="never cluster: every pair is independent")
-    comparison.add_argument("--method", default="auto",
-                            choices=("auto", "paired", "mcnemar", "bootstrap", "randomization"))
-    comparison.add_argument("--correction", choices=("holm", "bh"),
-                            help="adjust p-values for multiple comparisons (per metric)")
+    comparison.add_argument("--method", default="auto", choices=COMPARISON_TESTS.names(),
+                            help="the paired test (default auto): "
+                            + _methods_help(COMPARISON_TESTS))
+    comparison.add_argument("--correction", choices=CORRECTION_METHODS.names(),
+                            help="adjust p-values for multiple comparisons (per metric): "
+                            + _methods_help(CORRECTION_METHODS))
     comparison.add_argument(
-        "--missing", choices=("wrong", "exclude", "error"), default="wrong",
+        "--missing", choices=MISSING_POLICIES, default="wrong",
         help="what a missing answer counts as (as in aggregate; default wrong)",
     )
     comparison.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
@@ -665,17 +678,39 @@ def _usage(check, *values):
         raise UsageError(f"evalframe: {error}") from error
 
 
-def _check_aggregate_options(args: argparse.Namespace) -> None:
-    if not 0 < args.ci < 1:
-        raise UsageError(f"evalframe aggregate: --ci {args.ci} must be strictly between 0 and 1")
-    if args.bootstrap < 2:
-        raise UsageError(f"evalframe aggregate: --bootstrap {args.bootstrap} must be >= 2")
-    if args.seed < 0:
-        raise UsageError(f"evalframe aggregate: --seed {args.seed} must be >= 0")
+#: The command-line option of each argument of ``aggregate`` the command passes on.
+AGGREGATE_OPTIONS = {
+    "by": "--by", "ci": "--ci", "bootstrap": "--bootstrap", "seed": "--seed",
+    "interval": "--interval", "stderr": "--stderr", "missing": "--missing",
+    "cluster": "--cluster",
+}
+#: The command-line option of each argument of ``compare`` the command passes on.
+COMPARE_OPTIONS = {
+    "by": "--by", "on": "--on", "model": "--model-column", "cluster": "--cluster",
+    "ci": "--ci", "method": "--method", "correction": "--correction",
+    "bootstrap": "--bootstrap", "seed": "--seed", "missing": "--missing",
+}
+
+
+@contextmanager
+def _options(command: str, options: Mapping[str, str]) -> Iterator[None]:
+    """The library's error about an argument given on the command line is a usage error
+    (exit code 2), said with the command line's option."""
+    try:
+        yield
+    except OptionError as error:
+        option = options.get(error.option)
+        if option is None:
+            raise
+        raise UsageError(f"evalframe {command}: {error.reworded(option)}") from error
 
 
 def _run_aggregate(args: argparse.Namespace) -> int:
-    _check_aggregate_options(args)
+    with _options("aggregate", AGGREGATE_OPTIONS):  # checked before any input is read
+        check_aggregate_options(
+            ci=args.ci, interval=args.interval, missing=args.missing, stderr=args.stderr,
+            bootstrap=args.bootstrap, seed=args.seed,
+        )
     reading = _reading(args)
     inputs = [path for path in args.inputs if path != STDIO]
     if inputs and len(inputs) != len(args.inputs):
@@ -695,48 +730,38 @@ def _aggregate_frame(
     roles: dict[str, str],
 ) -> int:
     """``evalframe aggregate`` on its input: one aggregation, then the table's notes."""
+    if args.cluster and args.no_cluster:
+        raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
-    schema = frame.collect_schema()
-    clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
-    if clashing:
-        raise UsageError(
-            f"evalframe aggregate: --by {','.join(clashing)}: the table has column(s) of that "
-            f"name ({', '.join(AGGREGATE_COLUMNS)}); rename the group column(s) first"
-        )
-    missing = [key for key in keys if key not in schema]
-    if missing:
-        raise UsageError(
-            f"evalframe aggregate: --by {','.join(missing)}: no such column(s); available: "
-            f"{', '.join(schema)}"
-        )
+    lost: list[str] = []
     if args.metrics:
         chosen = args.metrics
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             found = find_columns(frame, recorded=recorded, recorded_roles=roles)
-        if found.lost and not args.quiet:
-            sys.stderr.write(
-                f"note: metric column(s) the scored file records are not aggregated: "
-                f"{'; '.join(found.lost)}\n"
-            )
+        lost = found.lost
         chosen = [column.column for column in found.columns]
     names = {name: recorded.get(name) for name in chosen}
-    if args.cluster and args.no_cluster:
-        raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
-    if args.cluster and args.cluster not in schema:
-        raise UsageError(
-            f"evalframe aggregate: --cluster {args.cluster}: no such column; available: "
-            f"{', '.join(schema)}"
-        )
-    options = {
-        "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
-        "missing": args.missing, "interval": args.interval, "stderr": args.stderr,
-        "cluster": False if args.no_cluster else args.cluster,
+    clustering = {
+        "cluster": False if args.no_cluster else args.cluster, "stderr": args.stderr,
         "columns": {**roles, **_column_mapping(args.col, "aggregate")},
     }
-    with progress("aggregating", args.quiet):
+    options = {
+        "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
+        "missing": args.missing, "interval": args.interval, **clustering,
+    }
+    with _options("aggregate", AGGREGATE_OPTIONS), progress("aggregating", args.quiet):
         table = aggregate(frame, by=keys, metrics=names, keep_empty=True, **options)
+    if lost and not args.quiet:
+        sys.stderr.write(
+            f"note: metric column(s) the scored file records are not aggregated: "
+            f"{'; '.join(lost)}\n"
+        )
+    # for the notes: the column the standard errors are clustered on, where some group's
+    # rows repeat it
+    repeated = not args.quiet and table.filter(pl.col("n_clusters") < pl.col("n")).height > 0
+    clustered = cluster_column(frame, keys, names, **clustering) if repeated else None
     everything = table.height
     if not args.keep_empty:
         table = table.filter(pl.col("n") > 0)
@@ -752,7 +777,7 @@ def _aggregate_frame(
     if args.join:
         table = join_metadata(table, args.join, on=_usage(key_columns, args.on, "--on"))
     if not args.quiet:
-        _notes(table)
+        _notes(table, clustered)
     if args.wide:
         table = widen(table, keys)
     if args.output:
@@ -785,22 +810,17 @@ def _with_groups(table: pl.DataFrame, keys: list[str], args: argparse.Namespace)
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    if not 0 < args.ci < 1:
-        raise UsageError(f"evalframe compare: --ci {args.ci} must be strictly between 0 and 1")
-    if args.bootstrap < 2 or args.seed < 0:
-        raise UsageError("evalframe compare: --bootstrap must be >= 2 and --seed >= 0")
+    with _options("compare", COMPARE_OPTIONS):  # checked before any input is read
+        check_compare_options(
+            ci=args.ci, method=args.method, bootstrap=args.bootstrap, seed=args.seed,
+            correction=args.correction, missing=args.missing,
+        )
     if args.cluster and args.no_cluster:
         raise UsageError("evalframe compare: give --cluster COLUMN or --no-cluster, not both")
     paths = expand_paths(args.inputs)
     frame, recorded = scan(args.inputs), recorded_metrics(paths)
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
     on = [key.strip() for key in args.on.split(",") if key.strip()]
-    schema = frame.collect_schema()
-    missing = [key for key in [*keys, *on, args.model_column] if key not in schema]
-    if missing:
-        raise UsageError(
-            f"evalframe compare: no such column(s) {missing}; available: {', '.join(schema)}"
-        )
     if args.metrics:
         chosen = args.metrics
     else:
@@ -809,7 +829,7 @@ def _run_compare(args: argparse.Namespace) -> int:
             found = find_columns(frame, recorded=recorded)
         chosen = [column.column for column in found.columns]
     names = {name: recorded.get(name) for name in chosen}
-    with progress("comparing", args.quiet):
+    with _options("compare", COMPARE_OPTIONS), progress("comparing", args.quiet):
         table = compare(
             frame, baseline=args.baseline, model=args.model_column, by=keys or None, on=on,
             metrics=names, cluster=False if args.no_cluster else args.cluster, ci=args.ci,
@@ -885,8 +905,9 @@ def _run_power(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _notes(table: pl.DataFrame) -> None:
-    """One line each: rows without a gold, missing answers, the clustering applied."""
+def _notes(table: pl.DataFrame, clustered: str | None) -> None:
+    """One line each: rows without a gold, missing answers, the clustering applied (the
+    column ``clustered``)."""
     known = table.filter(pl.col("n_missing").is_not_null())
     unknown = table.filter(pl.col("n_missing").is_null())
     unscoreable = int(known["n_null"].sum() or 0)
@@ -909,15 +930,9 @@ def _notes(table: pl.DataFrame) -> None:
             "prediction, choice_logprobs...), counted in n_missing; the signature says how "
             "they were scored (--missing)\n"
         )
-    clustered = sorted(
-        {part.split("(")[1].rstrip(")") for text in table["signature"]
-         for part in text.split("|") if part.startswith(("stderr:clustered(",
-                                                          "stderr:question_mean(",
-                                                          "stderr:bootstrap("))}
-    )
     if clustered:
         sys.stderr.write(
-            f"note: standard errors clustered on {', '.join(clustered)} (rows repeat a "
+            f"note: standard errors clustered on {clustered} (rows repeat a "
             "question); --no-cluster treats rows as independent\n"
         )
 

@@ -19,6 +19,46 @@ class EvalframeError(ValueError):
     """
 
 
+class OptionError(EvalframeError):
+    """An argument that cannot be used as given: which one, its value, and what is wrong.
+
+    The message names the argument as the function takes it (``ci=1.5 ...``);
+    ``problem`` says what is wrong in words that fit any spelling of it, so that a caller
+    that took the value under another name (the command line's ``--ci``) can say it in
+    its own terms with :meth:`reworded`. ``problem`` is a clause that follows the value
+    (``must be >= 2``), or with ``clause=False`` a finding that follows it after a colon
+    (``no such column(s); available: a, b``).
+
+    >>> error = OptionError("bootstrap=1 must be an integer >= 2", option="bootstrap",
+    ...                     value=1, problem="must be >= 2")
+    >>> error.reworded("--bootstrap")
+    '--bootstrap 1 must be >= 2'
+    >>> OptionError("by=['x']: no such column", option="by", value=["x", "y"],
+    ...             problem="no such column(s)", clause=False).reworded("--by")
+    '--by x,y: no such column(s)'
+    """
+
+    def __init__(
+        self, message: str, *, option: str, value: object, problem: str, clause: bool = True
+    ) -> None:
+        super().__init__(message)
+        self.option = option
+        self.value = value
+        self.problem = problem
+        self.clause = clause
+
+    def reworded(self, name: str, shown: str | None = None) -> str:
+        """The error for the argument called ``name``, its value shown as ``shown`` (by
+        default the value, a list of values joined by commas)."""
+        if shown is None:
+            value = self.value
+            items = value if isinstance(value, list | tuple) else [value]
+            shown = ",".join(str(item) for item in items)
+        return f"{name} {shown} {self.problem}" if self.clause else (
+            f"{name} {shown}: {self.problem}"
+        )
+
+
 class RowError(EvalframeError):
     """Invalid values in some rows, found by a check inside a plan.
 

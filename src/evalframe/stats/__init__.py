@@ -1,16 +1,36 @@
-"""Aggregates with honest error bars."""
+"""Aggregates with honest error bars.
 
-from evalframe.stats.aggregate import aggregate, metric_columns
+The statistics methods are in tables (:mod:`evalframe.stats.methods`), one per kind:
+:data:`STDERR_METHODS` and :data:`INTERVAL_METHODS` (``aggregate``'s ``stderr=`` and
+``interval=``), :data:`COMPARISON_TESTS` and :data:`CORRECTION_METHODS` (``compare``'s
+``method=`` and ``correction=``).
+
+>>> INTERVAL_METHODS.frame().select("name", "binary").rows()
+[('auto', False), ('wilson', True), ('t', False), ('normal', False)]
+"""
+
+from evalframe.stats.aggregate import aggregate, cluster_column, metric_columns
 from evalframe.stats.compare import compare
 from evalframe.stats.groups import group_tasks
+from evalframe.stats.methods import (
+    COMPARISON_TESTS,
+    CORRECTION_METHODS,
+    INTERVAL_METHODS,
+    STDERR_METHODS,
+)
 from evalframe.stats.power import PairedVariance, mde, paired_variance, power, sample_size
 from evalframe.stats.signature import signature
 from evalframe.stats.significance import paired_ar, paired_bootstrap
 from evalframe.stats.stderr import clustered_stderr, question_mean_stderr, variance_split
 
 __all__ = [
+    "COMPARISON_TESTS",
+    "CORRECTION_METHODS",
+    "INTERVAL_METHODS",
+    "STDERR_METHODS",
     "PairedVariance",
     "aggregate",
+    "cluster_column",
     "clustered_stderr",
     "compare",
     "group_tasks",

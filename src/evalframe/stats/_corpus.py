@@ -22,6 +22,7 @@ from evalframe.stats.bootstrap import (
     replicate_stderr,
 )
 from evalframe.stats.columns import MetricColumn, check_unknown_missing
+from evalframe.stats.methods import INTERVAL_METHODS
 from evalframe.stats.signature import signature
 
 _ALL = "__evalframe_all__"
@@ -76,16 +77,25 @@ def corpus_table(
     rows = [scores.get(tuple(row), (None, None, (None, None), None))
             for row in counts.select(group_keys).rows()]
     clustered = settings.cluster is not None
+    # the bootstrap percentile interval, unless the method applies to corpus metrics too
+    method = INTERVAL_METHODS[settings.interval]
     text = signature(
         request, stderr=f"bootstrap({settings.cluster})" if clustered else "bootstrap",
         ci=settings.ci, column=column, reduction=reduction, bootstrap=settings.bootstrap,
-        seed=settings.seed, interval="percentile" if settings.interval != "normal" else "normal",
+        seed=settings.seed, interval=method.name if method.on_corpus else "percentile",
         missing=("exclude" if metric.missing is not None else "unknown"),
     )
     values = np.array([r[0] if r[0] is not None else np.nan for r in rows], dtype=np.float64)
     errors = np.array([r[1] if r[1] is not None else np.nan for r in rows], dtype=np.float64)
-    if settings.interval == "normal":
-        low, high = intervals.normal_interval(values, errors, settings.ci, metric.bounds)
+    if method.on_corpus:
+        n = counts["n"].to_numpy().astype(np.float64)
+        units = np.array([r[3] if r[3] is not None else np.nan for r in rows], dtype=np.float64)
+        estimate = intervals.Estimate(
+            value=values, stderr=errors, n=n, units=units if clustered else n,
+            df=(units if clustered else n) - 1, binary=np.zeros(len(rows), dtype=bool),
+            repeated=np.zeros(len(rows), dtype=bool), bounds=metric.bounds,
+        )
+        low, high = method.function(estimate, settings.ci)
     else:
         low = np.array([r[2][0] if r[2][0] is not None else np.nan for r in rows])
         high = np.array([r[2][1] if r[2][1] is not None else np.nan for r in rows])

@@ -17,6 +17,7 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.stats import intervals
 from evalframe.stats.columns import MetricColumn, check_unknown_missing
+from evalframe.stats.methods import INTERVAL_METHODS, STDERR_METHODS
 from evalframe.stats.signature import signature
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -133,9 +134,10 @@ def _finish(
     std = table[f"std{i}"].to_numpy().astype(np.float64)
     iid = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), np.nan)
     clustered = settings.cluster is not None
+    per_question = STDERR_METHODS[settings.stderr].per_question
     if clustered:
         clusters = table[f"clusters{i}"].fill_null(0).to_numpy().astype(np.float64)
-        chosen = table[f"question{i}" if settings.stderr == "question_mean" else f"clustered{i}"]
+        chosen = table[f"question{i}" if per_question else f"clustered{i}"]
         stderr = chosen.to_numpy().astype(np.float64)
         df = clusters - 1
         # rows that never repeat a cluster are independent: the clustered formula then
@@ -148,14 +150,17 @@ def _finish(
     # where the effective sample size is undefined (every score 0 or 1), Wilson counts the
     # independent units: the questions when rows are clustered
     units = clusters if clustered else n
-    if clustered and settings.stderr == "question_mean":
+    if clustered and per_question:
         # the mean of the questions' mean scores, the estimator this standard error is of
         # (the row mean too when every question has as many samples); for 0/1 rows it is
         # a proportion, and its Wilson interval is on the questions' effective number
         mean = table[f"qmean{i}"].to_numpy().astype(np.float64)
         repeated = np.ones(len(mean), dtype=bool)
-    bounds = _bounds(column, binary)
-    low, high = _interval(mean, stderr, n, units, df, binary, repeated, bounds, settings)
+    estimate = intervals.Estimate(
+        value=mean, stderr=stderr, n=n, units=units, df=df, binary=binary, repeated=repeated,
+        bounds=_bounds(column, binary),
+    )
+    low, high = INTERVAL_METHODS[settings.interval].function(estimate, settings.ci)
     # without the metric's answer columns, missing answers cannot be told apart
     unknown = np.full(table.height, not known)
     missing_counts = (
@@ -218,54 +223,20 @@ def _bounds(column: MetricColumn, binary: np.ndarray) -> tuple[np.ndarray, np.nd
     return low, high
 
 
-def _interval(
-    mean: np.ndarray,
-    stderr: np.ndarray,
-    n: np.ndarray,
-    units: np.ndarray,
-    df: np.ndarray,
-    binary: np.ndarray,
-    repeated: np.ndarray,
-    bounds: tuple[np.ndarray, np.ndarray],
-    settings: Settings,
-) -> tuple[np.ndarray, np.ndarray]:
-    method = settings.interval
-    low = np.full(len(mean), np.nan)
-    high = np.full(len(mean), np.nan)
-    if method == "normal":
-        return intervals.normal_interval(mean, stderr, settings.ci, bounds)
-    if method == "t":
-        return intervals.t_interval(mean, stderr, df, settings.ci, bounds)
-    use_wilson = binary if method == "auto" else np.ones(len(mean), dtype=bool)
-    if method == "wilson" and not binary.all():
-        raise EvalframeError(
-            "interval='wilson' is for 0/1 scores; some groups have other values "
-            "(use 'auto', 't' or 'normal')"
-        )
-    # independent rows: Wilson on n; clustered rows: on the effective sample size (the
-    # number of units, rows or questions, where it is undefined: every score 0 or 1)
-    n_eff = np.where(repeated, intervals.effective_n(mean, stderr, units), n)
-    w_low, w_high = intervals.wilson_interval(mean, n_eff, settings.ci)
-    t_low, t_high = intervals.t_interval(mean, stderr, df, settings.ci, bounds)
-    low = np.where(use_wilson, w_low, t_low)
-    high = np.where(use_wilson, w_high, t_high)
-    # one score: no spread to estimate, no interval
-    single = n < 2
-    low[single], high[single] = np.nan, np.nan
-    return low, high
-
-
 def _interval_names(binary: np.ndarray, settings: Settings) -> list[str]:
-    if settings.interval == "auto":
-        return ["wilson" if flag else "t" for flag in binary]
-    return [settings.interval] * len(binary)
+    """The interval each group got, as the signature names it (``auto`` resolved)."""
+    method = INTERVAL_METHODS[settings.interval]
+    if method.applied is not None:
+        return method.applied(binary)
+    return [method.name] * len(binary)
 
 
 def _stderr_name(settings: Settings, repeated: bool) -> str:
+    """The standard error a group got, as the signature names it."""
     if settings.cluster is None or not repeated:
         return "sem"
-    if settings.stderr == "question_mean":
-        return f"question_mean({settings.cluster})"
+    if STDERR_METHODS[settings.stderr].per_question:
+        return f"{settings.stderr}({settings.cluster})"
     return f"clustered({settings.cluster})"
 
 

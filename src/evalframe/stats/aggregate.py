@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from evalframe.errors import EvalframeError, without_plan
+from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.stats._corpus import corpus_table
 from evalframe.stats._sample import Settings, sample_table
@@ -26,8 +26,9 @@ from evalframe.stats.columns import (
     find_columns,
     recorded_in,
 )
-from evalframe.stats.intervals import METHODS
+from evalframe.stats.methods import INTERVAL_METHODS, STDERR_METHODS, check_method
 from evalframe.stats.missing import check_policy
+from evalframe.stats.options import check_flag, check_level, check_replicates, check_seed
 
 AGGREGATE_COLUMNS = (
     "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low", "ci_high", "n_clusters",
@@ -101,7 +102,8 @@ def aggregate(
         Confidence level of the interval.
     interval
         ``"auto"``, ``"wilson"``, ``"t"`` or ``"normal"`` (sample metrics); corpus
-        metrics use the bootstrap percentile interval unless ``"normal"``.
+        metrics use the bootstrap percentile interval unless ``"normal"``. The methods
+        are :data:`evalframe.stats.INTERVAL_METHODS`.
     missing
         What a missing answer counts as: ``"wrong"``, ``"exclude"`` or ``"error"``.
     cluster
@@ -110,7 +112,8 @@ def aggregate(
         never cluster.
     stderr
         ``"auto"`` (clustered when clustering applies) or ``"question_mean"`` (score
-        each cluster by its mean, then the standard error over clusters).
+        each cluster by its mean, then the standard error over clusters): the methods of
+        :data:`evalframe.stats.STDERR_METHODS`.
     columns
         The role -> column mapping ``score`` used, to find each metric's answer and gold
         columns (a file written by ``evalframe score`` records it).
@@ -138,37 +141,31 @@ def aggregate(
     │ a    ┆ 3   ┆ 1         ┆ 1      ┆ 0.333333 │
     └──────┴─────┴───────────┴────────┴──────────┘
     """
-    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
-        raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
-    for name, flag in (("keep_empty", keep_empty), ("wide", wide)):
-        if not isinstance(flag, bool):
-            raise EvalframeError(f"{name}={flag!r} must be True or False")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 2:
-        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 2 (e.g. 1000)")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
-    if interval not in METHODS or interval == "bootstrap":
-        raise EvalframeError(
-            f"interval={interval!r} is invalid; expected 'auto', 'wilson', 't' or 'normal'"
-        )
-    if stderr not in ("auto", "question_mean"):
-        raise EvalframeError(f"stderr={stderr!r} is invalid; expected 'auto' or 'question_mean'")
-    check_policy(missing)
+    check_options(
+        ci=ci, interval=interval, missing=missing, stderr=stderr, keep_empty=keep_empty,
+        wide=wide, bootstrap=bootstrap, seed=seed,
+    )
     recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
     keys = group_keys(by)
     missing_keys = [key for key in keys if key not in schema]
     if missing_keys:
-        raise EvalframeError(
-            f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}"
+        raise OptionError(
+            f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}",
+            option="by", value=missing_keys, clause=False,
+            problem=f"no such column(s); available: {', '.join(schema)}",
         )
     clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
     if clashing:
-        raise EvalframeError(
+        names = ", ".join(AGGREGATE_COLUMNS)
+        raise OptionError(
             f"cannot group by {clashing}: the aggregate table has column(s) of that name "
-            f"({', '.join(AGGREGATE_COLUMNS)}); rename the group column(s) first, e.g. "
-            f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})"
+            f"({names}); rename the group column(s) first, e.g. "
+            f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})",
+            option="by", value=clashing, clause=False,
+            problem=f"the table has column(s) of that name ({names}); rename the group "
+            "column(s) first",
         )
     found = find_columns(
         frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
@@ -204,6 +201,69 @@ def aggregate(
     return widen(table, keys, [column.column for column in chosen]) if wide else table
 
 
+def check_options(
+    *,
+    ci: float = 0.95,
+    interval: str = "auto",
+    missing: str = "wrong",
+    stderr: str = "auto",
+    keep_empty: bool = False,
+    wide: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> None:
+    """Check the options of :func:`aggregate` that do not depend on the data.
+
+    ``aggregate`` checks them first; a caller can check them before it reads any input.
+    Raises :class:`~evalframe.errors.OptionError`.
+
+    >>> check_options(interval="wilsn")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.OptionError: interval='wilsn' is invalid; did you mean 'wilson'? ...
+    """
+    check_level(ci)
+    check_flag(keep_empty, "keep_empty")
+    check_flag(wide, "wide")
+    check_replicates(bootstrap)
+    check_seed(seed)
+    check_method(INTERVAL_METHODS, interval, "interval")
+    check_method(STDERR_METHODS, stderr, "stderr")
+    check_policy(missing)
+
+
+def cluster_column(
+    scored: Source,
+    by: str | Sequence[str] | None = None,
+    metrics: Sequence[str] | Mapping[str, str | None] | None = None,
+    *,
+    cluster: str | bool | None = None,
+    stderr: str = "auto",
+    columns: Mapping[str, str] | None = None,
+) -> str | None:
+    """The column :func:`aggregate` clusters on, given the same arguments; None if none.
+
+    A group's standard errors are clustered on it where the group's rows repeat a cluster
+    (the aggregate's ``n_clusters`` is then below ``n``); corpus metrics resample its
+    clusters.
+
+    >>> import polars as pl
+    >>> rows = pl.DataFrame({"sample_id": [1, 1, 2, 2], "correct": [1.0, 0.0, 1.0, 1.0]})
+    >>> cluster_column(rows, metrics=["correct"]), cluster_column(rows, cluster=False)
+    ('sample_id', None)
+    """
+    check_method(STDERR_METHODS, stderr, "stderr")
+    recorded, recorded_roles = recorded_in(scored)
+    frame = scan(scored)
+    schema = frame.collect_schema()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = find_columns(
+            frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
+        )
+    return _cluster_column(frame, schema, group_keys(by), cluster, found.mapping, stderr)
+
+
 def group_keys(by: str | Sequence[str] | None) -> list[str]:
     if by is None:
         return []
@@ -227,14 +287,17 @@ def _cluster_column(
     stderr: str,
 ) -> str | None:
     """The column to cluster on, if any (see :func:`aggregate`'s ``cluster``)."""
+    needs_clusters = STDERR_METHODS[stderr].needs_clusters
     if cluster is False:
-        if stderr == "question_mean":
-            raise EvalframeError("stderr='question_mean' needs clusters; cluster=False says none")
+        if needs_clusters:
+            raise EvalframeError(f"stderr={stderr!r} needs clusters; cluster=False says none")
         return None
     if isinstance(cluster, str):
         if cluster not in schema:
-            raise EvalframeError(
-                f"cluster={cluster!r}: no such column; available: {list(schema)}"
+            raise OptionError(
+                f"cluster={cluster!r}: no such column; available: {list(schema)}",
+                option="cluster", value=cluster, clause=False,
+                problem=f"no such column; available: {', '.join(schema)}",
             )
         return _checked_clusters(frame, cluster)
     if cluster not in (None, True):
@@ -258,7 +321,7 @@ def _cluster_column(
         if found["repeat"].item():
             # null ids: the check's error names the count and the first such row
             return _checked_clusters(frame, sample_id) if found["nulls"].item() else sample_id
-    if cluster is True or stderr == "question_mean":
+    if cluster is True or needs_clusters:
         raise EvalframeError(
             "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
             "does not repeat within a group; name the column with cluster='...'"

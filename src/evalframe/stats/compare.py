@@ -54,6 +54,11 @@ Multiple comparisons: ``correction="holm"`` (Holm's step-down) or ``"bh"``
 metric together (all ``by`` groups and models; each metric is its own family, as its
 rows answer one question), as ``statsmodels.stats.multitest.multipletests`` with
 ``method="holm"`` / ``"fdr_bh"``. Null p-values are left out of the family.
+
+The tests and the corrections are registered here, beside their functions, in
+:data:`~evalframe.stats.methods.COMPARISON_TESTS` and
+:data:`~evalframe.stats.methods.CORRECTION_METHODS`: what ``compare`` accepts, dispatches
+on and lists.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalframe.errors import EvalframeError, without_plan
+from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Sums, Table
 from evalframe.stats import intervals
@@ -78,7 +83,16 @@ from evalframe.stats.bootstrap import (
     replicate_stderr,
 )
 from evalframe.stats.columns import MetricColumn, apply_missing, find_columns, recorded_in
+from evalframe.stats.methods import (
+    COMPARISON_TESTS,
+    CORRECTION_METHODS,
+    ComparisonTest,
+    CorrectionMethod,
+    check_method,
+    either,
+)
 from evalframe.stats.missing import check_policy
+from evalframe.stats.options import check_level, check_replicates, check_seed
 from evalframe.stats.signature import Signature, metric_pairs
 from evalframe.stats.stderr import clustered_stderr_expr
 
@@ -103,9 +117,6 @@ COMPARE_COLUMNS = (
     "method",
     "signature",
 )
-
-METHODS = ("auto", "paired", "mcnemar", "bootstrap", "randomization")
-CORRECTIONS = ("holm", "bh")
 
 _MODEL = "__ef_model"
 _ORDER = "__ef_model_order"
@@ -181,11 +192,13 @@ def compare(
     ci
         Confidence level of the interval.
     method
-        ``"auto"``, ``"paired"``, ``"mcnemar"``, ``"bootstrap"`` or ``"randomization"``.
+        ``"auto"``, ``"paired"``, ``"mcnemar"``, ``"bootstrap"`` or ``"randomization"``:
+        the tests of :data:`evalframe.stats.COMPARISON_TESTS`.
     bootstrap, seed
         Replicates (or randomisation trials) and seed of the bootstrap and randomisation.
     correction
-        None, ``"holm"`` or ``"bh"``: adds ``p_adjusted``, per metric over every row.
+        None, ``"holm"`` or ``"bh"`` (:data:`evalframe.stats.CORRECTION_METHODS`): adds
+        ``p_adjusted``, per metric over every row.
     missing
         What a missing answer (a null prediction with its gold present) of a sample
         metric counts as, as in :func:`evalframe.aggregate`: ``"wrong"`` (default: the
@@ -226,8 +239,10 @@ def compare(
     │ new   ┆ 4       ┆ 0            ┆ 0.25 ┆ 1.0     ┆ mcnemar │
     └───────┴─────────┴──────────────┴──────┴─────────┴─────────┘
     """
-    _check_options(ci, method, bootstrap, seed, correction)
-    check_policy(missing)
+    check_options(
+        ci=ci, method=method, bootstrap=bootstrap, seed=seed, correction=correction,
+        missing=missing,
+    )
     recorded, recorded_roles = recorded_in(scored)
     frame = scan(scored)
     schema = frame.collect_schema()
@@ -309,22 +324,33 @@ def _missing_label(column: MetricColumn, missing: str) -> str:
 # --- validation -------------------------------------------------------------------------
 
 
-def _check_options(
-    ci: float, method: str, bootstrap: int, seed: int, correction: str | None
+def check_options(
+    *,
+    ci: float = 0.95,
+    method: str = "auto",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    correction: str | None = None,
+    missing: str = "wrong",
 ) -> None:
-    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
-        raise EvalframeError(f"ci={ci!r} must be strictly between 0 and 1 (e.g. 0.95)")
-    if method not in METHODS:
-        raise EvalframeError(f"method={method!r} is unknown; expected one of {list(METHODS)}")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 2:
-        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 2 (e.g. 1000)")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
-    if correction is not None and correction not in CORRECTIONS:
-        raise EvalframeError(
-            f"correction={correction!r} is unknown; expected None, 'holm' or 'bh' "
-            "(Benjamini-Hochberg)"
-        )
+    """Check the options of :func:`compare` that do not depend on the data.
+
+    ``compare`` checks them first; a caller can check them before it reads any input.
+    Raises :class:`~evalframe.errors.OptionError`.
+
+    >>> check_options(method="mcnemr")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.OptionError: method='mcnemr' is unknown; did you mean 'mcnemar'? ...
+    """
+    check_level(ci)
+    check_method(COMPARISON_TESTS, method, "method", verb="is unknown")
+    check_replicates(bootstrap)
+    check_seed(seed)
+    if correction is not None:
+        check_method(CORRECTION_METHODS, correction, "correction", verb="is unknown",
+                     optional=True)
+    check_policy(missing)
 
 
 def _keys(
@@ -355,9 +381,11 @@ def _keys(
     for role, columns in named.items():
         missing = [column for column in columns if column not in schema]
         if missing:
-            raise EvalframeError(
+            raise OptionError(
                 f"{role}={columns if role in ('by', 'on') else columns[0]!r}: no column "
-                f"{missing[0]!r} in the frame; available: {list(schema)}"
+                f"{missing[0]!r} in the frame; available: {list(schema)}",
+                option=role, value=missing, clause=False,
+                problem=f"no such column(s); available: {', '.join(schema)}",
             )
     if model in keys or model in on:
         raise EvalframeError(
@@ -460,33 +488,60 @@ def _cluster_column(
     return None
 
 
+def _choose(level: str, clustered: bool, is_binary) -> str:
+    """``auto``: the test for a metric column, by its level and scores (``is_binary()``)."""
+    if level == "corpus":
+        return "bootstrap"
+    if clustered:
+        return "paired"
+    return "mcnemar" if is_binary() else "paired"
+
+
+COMPARISON_TESTS.add(ComparisonTest(
+    name="auto",
+    function=_choose,
+    description="mcnemar for 0/1 sample metrics with independent pairs, paired for other "
+    "sample metrics, bootstrap for corpus metrics",
+    automatic=True,
+))
+
+
 def _resolve(column: MetricColumn, method: str, data: pl.DataFrame, *, clustered: bool) -> str:
-    if column.level == "corpus":
-        if method in ("paired", "mcnemar"):
-            raise EvalframeError(
-                f"metric column {column.column!r} is a corpus metric (its score is not a mean "
-                f"of row scores): method={method!r} does not apply; use 'auto' or 'bootstrap' "
-                "or 'randomization' (or choose the columns with metrics=[...])"
-            )
-        return "bootstrap" if method == "auto" else method
-    if method in ("mcnemar", "randomization") and clustered:
+    """The test that compares ``column``: ``method``, checked against the column, or the
+    one an automatic method picks."""
+    test = COMPARISON_TESTS[method]
+    if test.automatic:
+        return test.function(
+            column.level, clustered, lambda: _is_binary(data, column.column)[0]
+        )
+    if column.level not in test.levels:
+        fitting = [t.name for t in COMPARISON_TESTS.entries() if column.level in t.levels]
+        why = " (its score is not a mean of row scores)" if column.level == "corpus" else ""
+        raise EvalframeError(
+            f"metric column {column.column!r} is a {column.level} metric{why}: "
+            f"method={method!r} does not apply; use "
+            f"{' or '.join(repr(name) for name in fitting)} (or choose the columns with "
+            "metrics=[...])"
+        )
+    if column.level == "sample" and test.independent and clustered:
+        fitting = [t.name for t in COMPARISON_TESTS.entries()
+                   if "sample" in t.levels and not t.independent]
         raise EvalframeError(
             f"method={method!r} treats every pair as independent, but the pairs of "
             f"{column.column!r} are clustered (several rows per question): it would reject "
-            "too often. Use 'auto' or 'paired' (a clustered paired test), 'bootstrap', or "
-            "cluster=False if the rows are independent"
+            f"too often. Use {either(fitting)} (clustered), or cluster=False if the rows are "
+            "independent"
         )
-    if method == "auto" and clustered:
-        return "paired"
-    if method in ("auto", "mcnemar"):
+    if test.binary:
         binary, first = _is_binary(data, column.column)
-        if method == "mcnemar" and not binary:
+        if not binary:
+            fitting = [t.name for t in COMPARISON_TESTS.entries()
+                       if column.level in t.levels and not t.binary and not t.automatic]
             raise EvalframeError(
-                f"method='mcnemar' needs 0/1 scores; metric column {column.column!r} has the "
-                f"value {first!r}; use 'paired', 'bootstrap' or 'randomization'"
+                f"method={method!r} needs 0/1 scores; metric column {column.column!r} has the "
+                f"value {first!r}; use {either(fitting)}"
             )
-        return "mcnemar" if binary else "paired"
-    return method
+    return test.name
 
 
 # --- pairing ----------------------------------------------------------------------------
@@ -589,7 +644,7 @@ def _compare_metric(
         )
         bounds = _diff_bounds(column, present)
         stats = _sample_stats(present, group_keys, method, clustered, ci, bounds)
-        if method in ("bootstrap", "randomization"):
+        if COMPARISON_TESTS[method].resamples:
             stats = _resampled(present, group_keys, stats, column, method, clustered, ci,
                                bootstrap, seed)
     else:
@@ -632,11 +687,13 @@ def _sample_stats(
     stderr = summary["stderr"].cast(pl.Float64).fill_null(math.nan).to_numpy()
     dof = summary["dof"].to_numpy()
     low, high = intervals.t_interval(diff, stderr, dof, ci, bounds)
-    p = _t_p_value(diff, stderr, dof)
-    if method == "mcnemar":
-        b = summary["discordant_b"].to_numpy()
-        c = summary["discordant_c"].to_numpy()
-        p = mcnemar_exact(b, c)
+    paired = {
+        "diff": diff, "stderr": stderr, "dof": dof,
+        "b": summary["discordant_b"].to_numpy(), "c": summary["discordant_c"].to_numpy(),
+    }
+    # a closed-form test's p-value; a resampling test replaces the paired-t one later
+    test = COMPARISON_TESTS[method]
+    p = _paired_t(paired) if test.resamples else test.function(paired)
     return summary.select(
         *group_keys,
         "value_model",
@@ -663,6 +720,20 @@ def _t_p_value(diff: np.ndarray, stderr: np.ndarray, dof: np.ndarray) -> np.ndar
         p = 2 * st.t.sf(np.abs(diff) / stderr, np.where(ok, dof, 1.0))
     p = np.where(stderr == 0, np.where(diff == 0, 1.0, 0.0), p)
     return np.where(ok, p, math.nan)
+
+
+def _paired_t(paired: Mapping[str, np.ndarray]) -> np.ndarray:
+    return _t_p_value(paired["diff"], paired["stderr"], paired["dof"])
+
+
+COMPARISON_TESTS.add(ComparisonTest(
+    name="paired",
+    function=_paired_t,
+    description="the paired t-test of the differences, with a clustered standard error "
+    "when clustered (sample metrics)",
+    reference="scipy.stats.ttest_rel",
+    levels=("sample",),
+))
 
 
 def mcnemar_exact(b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -695,6 +766,22 @@ def mcnemar_exact(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, 2.0 * st.binom.cdf(np.minimum(b, c), b + c, 0.5))
 
 
+def _mcnemar(paired: Mapping[str, np.ndarray]) -> np.ndarray:
+    return mcnemar_exact(paired["b"], paired["c"])
+
+
+COMPARISON_TESTS.add(ComparisonTest(
+    name="mcnemar",
+    function=_mcnemar,
+    description="McNemar's exact test of the discordant pairs, the interval paired-t "
+    "(0/1 sample metrics, independent pairs)",
+    reference="statsmodels mcnemar(exact=True); scipy.stats.binomtest",
+    binary=True,
+    levels=("sample",),
+    independent=True,
+))
+
+
 # --- resampling (bootstrap, randomisation) ----------------------------------------------
 
 
@@ -710,6 +797,7 @@ def _resampled(
     seed: int,
 ) -> pl.DataFrame:
     """Per group: the paired bootstrap and/or randomisation test (a loop over groups)."""
+    test = COMPARISON_TESTS[method]
     reduction = column.reduction
     if column.level == "sample":
         reduction = _MEAN_SUMS
@@ -725,17 +813,11 @@ def _resampled(
         value_model, value_baseline = pair.values()
         row.update(value_model=value_model, value_baseline=value_baseline,
                    diff=value_model - value_baseline)
-        enough = part.height >= 2 and (
-            clusters is None or np.unique(clusters).size >= 2
-        )
-        if (method == "bootstrap" or column.level == "corpus") and enough:
-            replicates = pair.bootstrap(clusters, bootstrap, seed)
-            low, high = intervals.percentile_interval(replicates, ci)
-            row.update(stderr=replicate_stderr(replicates), ci_low=low, ci_high=high,
-                       p_value=bootstrap_p_value(replicates))
-        if method == "randomization":
-            observed, trials = pair.randomize(bootstrap, seed)
-            row["p_value"] = randomization_p_value(trials, observed)
+        # corpus metrics take their stderr and interval from the paired bootstrap
+        if column.level == "corpus" and test.function is not _paired_bootstrap:
+            row.update(_paired_bootstrap(pair, clusters, bootstrap, seed, ci))
+        if test.resamples:
+            row.update(test.function(pair, clusters, bootstrap, seed, ci))
         rows.append(row)
     schema = {name: present.schema[name] for name in group_keys}
     schema.update({name: pl.Float64 for name in _STATS if name != "correlation"})
@@ -746,8 +828,7 @@ def _resampled(
         return table.with_columns(correlation=pl.lit(None, dtype=pl.Float64))
     # sample metrics: exact means and the correlation from the vectorised pass; the
     # bootstrap replaces the interval, randomisation only the p-value
-    replaced = ["p_value"] if method == "randomization" else ["stderr", "ci_low", "ci_high",
-                                                              "p_value"]
+    replaced = list(test.replaces)
     return sample_stats.drop(replaced).join(
         table.select(*group_keys, *replaced), on=group_keys, how="left", nulls_equal=True
     ).select(*group_keys, *_STATS)
@@ -787,6 +868,31 @@ def bootstrap_p_value(replicates: np.ndarray) -> float:
     return min(1.0, 2.0 * min(below, above) / total)
 
 
+def _paired_bootstrap(
+    pair: _PairedSums | _PairedTable, clusters: np.ndarray | None, replicates: int, seed: int,
+    ci: float,
+) -> dict[str, float]:
+    """The paired bootstrap of one group: stderr, percentile interval and p-value (none
+    with fewer than two pairs or clusters)."""
+    units = pair.rows if clusters is None else np.unique(clusters).size
+    if units < 2:
+        return {}
+    draws = pair.bootstrap(clusters, replicates, seed)
+    low, high = intervals.percentile_interval(draws, ci)
+    return {"stderr": replicate_stderr(draws), "ci_low": low, "ci_high": high,
+            "p_value": bootstrap_p_value(draws)}
+
+
+COMPARISON_TESTS.add(ComparisonTest(
+    name="bootstrap",
+    function=_paired_bootstrap,
+    description="a paired bootstrap, whole clusters resampled when clustered: stderr, "
+    "percentile interval and p-value",
+    reference="Koehn 2004; Efron and Tibshirani 1993",
+    replaces=("stderr", "ci_low", "ci_high", "p_value"),
+))
+
+
 def randomization_p_value(trials: np.ndarray, observed: float) -> float:
     """``(1 + #{|diff*| >= |diff|}) / (B + 1)``: the approximate-randomisation p-value.
 
@@ -818,6 +924,26 @@ def randomization_p_value(trials: np.ndarray, observed: float) -> float:
     return (1 + int(np.count_nonzero(np.abs(trials) >= threshold))) / (trials.size + 1)
 
 
+def _randomization(
+    pair: _PairedSums | _PairedTable, clusters: np.ndarray | None, trials: int, seed: int,
+    ci: float,
+) -> dict[str, float]:
+    """Approximate randomisation of one group: the p-value."""
+    observed, differences = pair.randomize(trials, seed)
+    return {"p_value": randomization_p_value(differences, observed)}
+
+
+COMPARISON_TESTS.add(ComparisonTest(
+    name="randomization",
+    function=_randomization,
+    description="approximate randomisation, each pair's sides swapped with probability "
+    "1/2: the p-value (independent pairs)",
+    reference="sacrebleu paired_ar (Riezler and Maxwell 2005), with the >= rule",
+    independent=True,
+    replaces=("p_value",),
+))
+
+
 def _mean_formula(sums: Mapping[str, np.ndarray]) -> np.ndarray:
     return np.asarray(sums["score"], dtype=np.float64) / np.asarray(sums["one"])
 
@@ -847,6 +973,7 @@ class _PairedSums:
 
     def __init__(self, reduction: Sums, part: pl.DataFrame) -> None:
         self.reduction = reduction
+        self.rows = part.height
         if reduction is _MEAN_SUMS:
             model = part.select(score=pl.col(_X), one=pl.lit(1, dtype=pl.Int64))
             base = part.select(score=pl.col(_Y), one=pl.lit(1, dtype=pl.Int64))
@@ -918,6 +1045,7 @@ class _PairedTable:
         self, reduction: Table, part: pl.DataFrame, cells: Mapping[str, np.ndarray]
     ) -> None:
         self.reduction = reduction
+        self.rows = part.height
         a = part["__ef_a"].to_numpy()
         b = part["__ef_b"].to_numpy()
         ids, local = np.unique(np.concatenate([a, b]), return_inverse=True)
@@ -1001,13 +1129,54 @@ def _pair_for(
 # --- multiple comparisons, signature ----------------------------------------------------
 
 
+def holm(ranked: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of ascending p-values: ``(m - j + 1) p_(j)``, made
+    non-decreasing by a running maximum (not capped at 1).
+
+    >>> holm(np.array([0.01, 0.03, 0.04]))
+    array([0.03, 0.06, 0.06])
+    """
+    m = ranked.size
+    rank = np.arange(1, m + 1)
+    return np.maximum.accumulate(ranked * (m - rank + 1))
+
+
+CORRECTION_METHODS.add(CorrectionMethod(
+    name="holm",
+    function=holm,
+    description="Holm's step-down method (controls the family-wise error rate)",
+    reference="statsmodels multipletests(method='holm')",
+))
+
+
+def benjamini_hochberg(ranked: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg's adjustment of ascending p-values: ``m / j * p_(j)``, made
+    non-decreasing from the top by a running minimum (not capped at 1).
+
+    >>> benjamini_hochberg(np.array([0.01, 0.03, 0.04]))
+    array([0.03, 0.04, 0.04])
+    """
+    m = ranked.size
+    rank = np.arange(1, m + 1)
+    return np.minimum.accumulate((ranked * m / rank)[::-1])[::-1]
+
+
+CORRECTION_METHODS.add(CorrectionMethod(
+    name="bh",
+    function=benjamini_hochberg,
+    description="Benjamini-Hochberg (controls the false discovery rate)",
+    reference="statsmodels multipletests(method='fdr_bh')",
+))
+
+
 def adjust_p_values(p: np.ndarray, correction: str) -> np.ndarray:
     """Holm (``"holm"``) or Benjamini-Hochberg (``"bh"``) adjusted p-values; NaN stays NaN.
 
     The family is the non-NaN p-values. Holm: sorted ascending, ``(m - j + 1) p_(j)``
     made non-decreasing by a running maximum; BH: ``m / j * p_(j)`` made non-decreasing
     from the top by a running minimum; both capped at 1 (statsmodels'
-    ``multipletests(method="holm" / "fdr_bh")``).
+    ``multipletests(method="holm" / "fdr_bh")``). Any correction of
+    :data:`~evalframe.stats.methods.CORRECTION_METHODS` is applied the same way.
 
     Parameters
     ----------
@@ -1028,22 +1197,14 @@ def adjust_p_values(p: np.ndarray, correction: str) -> np.ndarray:
     >>> adjust_p_values(np.array([0.01, 0.04, 0.03]), "bh")
     array([0.03, 0.04, 0.04])
     """
+    method = check_method(CORRECTION_METHODS, correction, "correction", verb="is unknown")
     p = np.asarray(p, dtype=np.float64)
     out = np.full(p.shape, math.nan)
     kept = np.flatnonzero(~np.isnan(p))
-    m = kept.size
-    if m == 0:
+    if kept.size == 0:
         return out
     order = kept[np.argsort(p[kept], kind="stable")]
-    ranked = p[order]
-    rank = np.arange(1, m + 1)
-    if correction == "holm":
-        adjusted = np.maximum.accumulate(ranked * (m - rank + 1))
-    elif correction == "bh":
-        adjusted = np.minimum.accumulate((ranked * m / rank)[::-1])[::-1]
-    else:
-        raise EvalframeError(f"correction={correction!r} is unknown; expected 'holm' or 'bh'")
-    out[order] = np.minimum(adjusted, 1.0)
+    out[order] = np.minimum(method.function(p[order]), 1.0)
     return out
 
 
@@ -1075,7 +1236,9 @@ def _signature(
     pairs.append(("reduce", column.reduction.name))
     pairs.append(("missing", missing))
     pairs.append(("method", method))
-    resampled = method == "bootstrap" or column.level == "corpus"
+    test = COMPARISON_TESTS[method]
+    # the stderr and interval: the paired bootstrap's where it gives them, else paired-t
+    resampled = "stderr" in test.replaces or column.level == "corpus"
     if resampled:
         stderr, interval = "bootstrap", "percentile"
     else:
@@ -1083,9 +1246,15 @@ def _signature(
     pairs.append(("stderr", stderr))
     if cluster:
         pairs.append(("cluster", cluster))
-    if resampled or method == "randomization":
+    if resampled or test.resamples:
         pairs.extend([("B", str(bootstrap)), ("seed", str(seed))])
     pairs.append(("ci", f"{interval}-{ci:g}"))
     pairs.append(("on", "+".join(items)))
     pairs.append(("correction", correction or "none"))
     return str(Signature(tuple(pairs)))
+
+
+#: The names of the built-in tests and corrections (as :data:`COMPARISON_TESTS` and
+#: :data:`CORRECTION_METHODS` list them).
+METHODS = tuple(COMPARISON_TESTS.names())
+CORRECTIONS = tuple(CORRECTION_METHODS.names())

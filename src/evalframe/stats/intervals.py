@@ -11,7 +11,10 @@
   for corpus metrics (F1-macro, MCC, perplexity): replicates are values of the metric,
   so the interval stays inside its bounds.
 
-All vectorised over numpy arrays (one entry per group).
+All vectorised over numpy arrays (one entry per group). The methods ``aggregate(interval=...)``
+takes are registered here, in :data:`~evalframe.stats.methods.INTERVAL_METHODS`, each as a
+function of an :class:`Estimate` (every group of one metric) and the level: ``"auto"``,
+``"wilson"``, ``"t"`` and ``"normal"``.
 
 >>> import numpy as np
 >>> low, high = wilson_interval(np.array([0.0]), np.array([3.0]), 0.95)
@@ -21,10 +24,12 @@ All vectorised over numpy arrays (one entry per group).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-#: The interval methods ``aggregate`` accepts (``"auto"`` picks one by the scores).
-METHODS = ("auto", "wilson", "t", "normal", "bootstrap")
+from evalframe.errors import EvalframeError
+from evalframe.stats.methods import INTERVAL_METHODS, either
 
 
 def normal_quantile(level: float) -> float:
@@ -32,6 +37,60 @@ def normal_quantile(level: float) -> float:
     from scipy.special import ndtri  # imported when first needed (start-up time)
 
     return float(ndtri(0.5 + level / 2))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the interval of each group of one metric is computed from (one entry each).
+
+    ``value`` and its ``stderr``; ``n`` rows; ``units``: the independent units (the rows,
+    or the clusters when clustered); ``df``: the degrees of freedom of the t interval;
+    ``binary``: every score is 0 or 1; ``repeated``: rows repeat a cluster (Wilson is then
+    on the effective sample size); ``bounds``: where the interval may lie.
+    """
+
+    value: np.ndarray
+    stderr: np.ndarray
+    n: np.ndarray
+    units: np.ndarray
+    df: np.ndarray
+    binary: np.ndarray
+    repeated: np.ndarray
+    bounds: tuple[np.ndarray | float, np.ndarray | float]
+
+
+def _auto_applied(binary: np.ndarray) -> list[str]:
+    return ["wilson" if flag else "t" for flag in binary]
+
+
+@INTERVAL_METHODS.decorator(
+    name="auto",
+    description="Wilson for 0/1 scores, else Student-t clipped to the metric's bounds "
+    "(corpus metrics: the bootstrap percentile interval)",
+    applied=_auto_applied,
+)
+def _auto(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    return _wilson_or_t(estimate, level, np.asarray(estimate.binary, dtype=bool))
+
+
+def _wilson_or_t(
+    estimate: Estimate, level: float, use_wilson: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson where ``use_wilson``, Student-t elsewhere; none for a group of one score.
+
+    Independent rows: Wilson on ``n``; clustered rows: on the effective sample size (the
+    number of units, rows or questions, where it is undefined: every score 0 or 1).
+    """
+    e = estimate
+    n_eff = np.where(e.repeated, effective_n(e.value, e.stderr, e.units), e.n)
+    w_low, w_high = wilson_interval(e.value, n_eff, level)
+    t_low, t_high = t_interval(e.value, e.stderr, e.df, level, e.bounds)
+    low = np.where(use_wilson, w_low, t_low)
+    high = np.where(use_wilson, w_high, t_high)
+    # one score: no spread to estimate, no interval
+    single = np.asarray(e.n) < 2
+    low[single], high[single] = np.nan, np.nan
+    return low, high
 
 
 def wilson_interval(
@@ -56,6 +115,23 @@ def wilson_interval(
     return low, high
 
 
+@INTERVAL_METHODS.decorator(
+    name="wilson",
+    description="Wilson's score interval, on the effective sample size when clustered "
+    "(0/1 scores only)",
+    binary=True,
+    reference="statsmodels proportion_confint(method='wilson')",
+)
+def _wilson(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    if not np.asarray(estimate.binary, dtype=bool).all():
+        others = [entry.name for entry in INTERVAL_METHODS.entries() if not entry.binary]
+        raise EvalframeError(
+            "interval='wilson' is for 0/1 scores; some groups have other values "
+            f"(use {either(others)})"
+        )
+    return _wilson_or_t(estimate, level, np.ones(len(estimate.value), dtype=bool))
+
+
 def effective_n(mean: np.ndarray, stderr: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The number of independent 0/1 rows a (clustered) standard error is worth.
 
@@ -77,15 +153,6 @@ def _clip(
     return np.clip(low, lower, upper), np.clip(high, lower, upper)
 
 
-def normal_interval(
-    value: np.ndarray, stderr: np.ndarray, level: float, bounds: tuple[float, float]
-) -> tuple[np.ndarray, np.ndarray]:
-    """``value -/+ z SE``, clipped to ``bounds``."""
-    z = normal_quantile(level)
-    value, stderr = np.asarray(value, dtype=np.float64), np.asarray(stderr, dtype=np.float64)
-    return _clip(value - z * stderr, value + z * stderr, bounds)
-
-
 def t_interval(
     value: np.ndarray,
     stderr: np.ndarray,
@@ -103,6 +170,36 @@ def t_interval(
     return _clip(value - t * stderr, value + t * stderr, bounds)
 
 
+@INTERVAL_METHODS.decorator(
+    name="t",
+    description="Student-t on n - 1 degrees of freedom (clusters - 1 when clustered), "
+    "clipped to the metric's bounds",
+    reference="scipy.stats.t.interval",
+)
+def _t(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    return t_interval(estimate.value, estimate.stderr, estimate.df, level, estimate.bounds)
+
+
+def normal_interval(
+    value: np.ndarray, stderr: np.ndarray, level: float, bounds: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``value -/+ z SE``, clipped to ``bounds``."""
+    z = normal_quantile(level)
+    value, stderr = np.asarray(value, dtype=np.float64), np.asarray(stderr, dtype=np.float64)
+    return _clip(value - z * stderr, value + z * stderr, bounds)
+
+
+@INTERVAL_METHODS.decorator(
+    name="normal",
+    description="value -/+ z stderr clipped to the metric's bounds (corpus metrics too, "
+    "on their bootstrap stderr)",
+    reference="scipy.stats.norm.interval",
+    on_corpus=True,
+)
+def _normal(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    return normal_interval(estimate.value, estimate.stderr, level, estimate.bounds)
+
+
 def percentile_interval(replicates: np.ndarray, level: float) -> tuple[float, float]:
     """The bootstrap percentile interval: the ``(1-level)/2`` and ``(1+level)/2`` quantiles.
 
@@ -113,3 +210,8 @@ def percentile_interval(replicates: np.ndarray, level: float) -> tuple[float, fl
         return float("nan"), float("nan")
     low, high = np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
+
+
+#: The interval methods ``aggregate`` accepts (the names in ``INTERVAL_METHODS``; ``"auto"``
+#: picks one by the scores).
+METHODS = tuple(INTERVAL_METHODS.names())

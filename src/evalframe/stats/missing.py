@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from evalframe.errors import EvalframeError
+from evalframe.errors import OptionError
 
 Missing = Literal["wrong", "exclude", "error"]
 MISSING_POLICIES: tuple[str, ...] = ("wrong", "exclude", "error")
@@ -21,8 +21,9 @@ MISSING_POLICIES: tuple[str, ...] = ("wrong", "exclude", "error")
 def check_policy(missing: object) -> str:
     """``missing`` must be one of :data:`MISSING_POLICIES`."""
     if missing not in MISSING_POLICIES:
-        raise EvalframeError(
-            f"missing={missing!r} is invalid; expected one of "
-            f"{', '.join(repr(policy) for policy in MISSING_POLICIES)}"
+        expected = ", ".join(repr(policy) for policy in MISSING_POLICIES)
+        raise OptionError(
+            f"missing={missing!r} is invalid; expected one of {expected}",
+            option="missing", value=missing, problem=f"is invalid; expected one of {expected}",
         )
     return str(missing)

@@ -19,6 +19,10 @@
 Every function works on numpy arrays; :func:`clustered_stderr_expr` gives the same
 clustered SE for a ``group_by`` over many groups at once, in two Polars passes.
 
+The methods ``aggregate(stderr=...)`` takes are registered here, in
+:data:`~evalframe.stats.methods.STDERR_METHODS`: ``"auto"`` (:func:`auto_stderr`) and
+``"question_mean"`` (:func:`question_mean_stderr`).
+
 >>> import numpy as np
 >>> x = np.array([1.0, 1.0, 0.0, 0.0])
 >>> round(mean_stderr(x), 6), round(clustered_stderr(x, np.array([0, 0, 1, 1])), 6)
@@ -32,6 +36,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
+
+from evalframe.stats.methods import STDERR_METHODS, StderrMethod
 
 
 def mean_stderr(values: np.ndarray) -> float:
@@ -58,6 +64,31 @@ def clustered_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
     return math.sqrt(variance) / values.size
 
 
+def auto_stderr(values: np.ndarray, clusters: np.ndarray | None = None) -> float:
+    """:func:`clustered_stderr` where ``clusters`` repeat (rows repeat a question), else
+    :func:`mean_stderr` (independent rows, where the two are equal).
+
+    >>> x = np.array([1.0, 1.0, 0.0, 0.0])
+    >>> round(auto_stderr(x), 6), round(auto_stderr(x, np.array([0, 0, 1, 1])), 6)
+    (0.288675, 0.5)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if clusters is None or np.unique(np.asarray(clusters)).size == values.size:
+        return mean_stderr(values)
+    return clustered_stderr(values, clusters)
+
+
+STDERR_METHODS.add(StderrMethod(
+    name="auto",
+    function=auto_stderr,
+    description=(
+        "the standard error of the mean, cluster-robust where rows repeat a question "
+        "(corpus metrics: a seeded bootstrap)"
+    ),
+    reference="Miller 2024, Adding Error Bars to Evals, eq. 4 (Inspect's stderr(cluster=))",
+))
+
+
 def question_mean_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
     """The standard error over clusters of each cluster's mean score."""
     values = np.asarray(values, dtype=np.float64)
@@ -67,6 +98,19 @@ def question_mean_stderr(values: np.ndarray, clusters: np.ndarray) -> float:
     sums = np.bincount(index, weights=values)
     counts = np.bincount(index)
     return mean_stderr(sums / counts)
+
+
+STDERR_METHODS.add(StderrMethod(
+    name="question_mean",
+    function=question_mean_stderr,
+    description=(
+        "score each question by the mean of its samples, then the standard error over "
+        "the questions (needs clusters)"
+    ),
+    reference="Miller 2024, Adding Error Bars to Evals, section 3.2",
+    needs_clusters=True,
+    per_question=True,
+))
 
 
 def variance_split(values: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
