@@ -291,8 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading(agg)
     agg.add_argument(
         "-o", "--output", metavar="PATH",
-        help="write the table to a file (.parquet, .csv, .json, .jsonl) instead of the terminal",
+        help="write the table to a file instead of the terminal: data (.parquet, .csv, .json, "
+        ".jsonl) or formatted, values with their intervals (.md, .tex, .html)",
     )
+    _add_format(agg)
     _add_common(agg)
 
     comparison = commands.add_parser(
@@ -337,8 +339,45 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
     comparison.add_argument("--bootstrap", type=int, default=1000, metavar="B")
     comparison.add_argument("--seed", type=int, default=0, metavar="SEED")
-    comparison.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    comparison.add_argument(
+        "-o", "--output", metavar="PATH",
+        help="write the table to a file: data (.parquet, .csv, .json, .jsonl) or formatted "
+        "(.md, .tex, .html)",
+    )
+    _add_format(comparison)
     _add_common(comparison)
+
+    reporting = commands.add_parser(
+        "report",
+        help="one self-contained HTML report: tables, charts, comparisons, signatures",
+        description=(
+            "Aggregate scored results and write one HTML file that opens offline: the "
+            "scores with their intervals (a table, a model x task table, a chart), pass@k "
+            "over k, the paired differences against --baseline (Holm-corrected), the "
+            "counts of missing answers, null rows and repeated samples, and the signature "
+            "of every number. Needs the plot extra (pip install \"evalframe[plot]\")."
+        ),
+        epilog="Example: evalframe score dump.jsonl -m exact_match | evalframe report - "
+        "--by task --baseline gpt-x -o report.html",
+    )
+    reporting.add_argument("inputs", nargs="+", metavar="INPUT",
+                           help="scored files or globs, or '-' for parquet on standard input")
+    reporting.add_argument("-o", "--output", required=True, metavar="PATH",
+                           help="the report to write (.html)")
+    reporting.add_argument("--by", default="", metavar="COLS",
+                           help="grouping columns besides the model, e.g. task")
+    reporting.add_argument("--baseline", metavar="MODEL",
+                           help="compare every other model with this one (paired)")
+    reporting.add_argument("--model-column", default="model", metavar="COLUMN",
+                           help="the column naming the models (default: model)")
+    reporting.add_argument("-m", "--metric", action="append", dest="metrics",
+                           metavar="METRIC", help="metric column to report (repeatable)")
+    reporting.add_argument("--svg", metavar="DIR", help="also write every chart as SVG here")
+    reporting.add_argument("--title", default="Evaluation report", help="the report's title")
+    reporting.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
+    reporting.add_argument("--missing", choices=MISSING_POLICIES, default="wrong",
+                           help="what a missing answer counts as (default wrong)")
+    _add_common(reporting)
 
     planning = commands.add_parser(
         "power",
@@ -533,6 +572,43 @@ def _check_format(name: str) -> None:
     resolve_format(name)
 
 
+#: Suffixes of --output that write a formatted table rather than the data.
+FORMATTED_SUFFIXES = (".md", ".markdown", ".tex", ".html", ".htm")
+#: The commands whose -o may be a formatted table.
+FORMATTED_COMMANDS = ("aggregate", "compare")
+#: --format: the terminal table, or a formatted one (values with intervals) on stdout.
+FORMATS = ("table", "markdown", "latex", "html", "csv")
+
+
+def _add_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=FORMATS, default="table",
+        help="how the table is printed: the data ('table', default), or formatted for "
+        "people, each value with its interval (markdown, latex, html, csv; with --wide, "
+        "one row per model and a column per task and metric)",
+    )
+
+
+def _emit(table: pl.DataFrame, args: argparse.Namespace, *, wide: bool = False,
+          data: pl.DataFrame | None = None) -> None:
+    """Write or print ``table``: formatted (``--format``, or a .md/.tex/.html output) from
+    the long table, else the data (``data``: what the data output is, e.g. widened)."""
+    from evalframe.formatted import table as formatted
+
+    data = table if data is None else data
+    if args.output and args.output.lower().endswith(FORMATTED_SUFFIXES):
+        formatted(table, wide=wide).save(args.output)
+    elif args.output:
+        save(data, args.output)
+    elif args.format == "table":
+        _show(data.drop("signature") if "signature" in data.columns else data)
+    else:
+        view = formatted(table, wide=wide)
+        text = {"markdown": view.to_markdown, "latex": view.to_latex, "html": view.to_html,
+                "csv": view.to_csv}[args.format]()
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument(
@@ -690,6 +766,8 @@ COMPARE_OPTIONS = {
     "ci": "--ci", "method": "--method", "correction": "--correction",
     "bootstrap": "--bootstrap", "seed": "--seed", "missing": "--missing",
 }
+#: The command-line option of each argument of ``report`` the command passes on.
+REPORT_OPTIONS = {"by": "--by", "model": "--model-column", "ci": "--ci", "missing": "--missing"}
 
 
 @contextmanager
@@ -778,12 +856,7 @@ def _aggregate_frame(
         table = join_metadata(table, args.join, on=_usage(key_columns, args.on, "--on"))
     if not args.quiet:
         _notes(table, clustered)
-    if args.wide:
-        table = widen(table, keys)
-    if args.output:
-        save(table, args.output)
-    else:
-        _show(table.drop("signature") if "signature" in table.columns else table)
+    _emit(table, args, wide=args.wide, data=widen(table, keys) if args.wide else table)
     return EXIT_OK
 
 
@@ -844,11 +917,45 @@ def _run_compare(args: argparse.Namespace) -> int:
             f"compared {int(table['n_pairs'].sum())} matched pair(s); {unmatched} item(s) "
             f"present for one side only, {nulls} pair(s) with a null score, not compared\n"
         )
-    if args.output:
-        save(table, args.output)
-    else:
-        _show(table.drop("signature"))
+    _emit(table, args)
     return EXIT_OK
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from evalframe.reporting import report
+
+    if not 0 < args.ci < 1:
+        raise UsageError(f"evalframe report: --ci {args.ci} must be strictly between 0 and 1")
+    keys = [key.strip() for key in args.by.split(",") if key.strip()]
+    inputs = [path for path in args.inputs if path != STDIO]
+    if inputs and len(inputs) != len(args.inputs):
+        raise UsageError("evalframe report: give files or '-' for standard input, not both")
+
+    def write(frame: pl.LazyFrame, recorded: dict[str, str], roles: dict[str, str]) -> int:
+        if args.metrics:
+            chosen = args.metrics
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = find_columns(frame, recorded=recorded, recorded_roles=roles)
+            chosen = [column.column for column in found.columns]
+        with _options("report", REPORT_OPTIONS), progress("writing the report", args.quiet):
+            result = report(
+                frame.collect(), by=keys or None, baseline=args.baseline,
+                model=args.model_column, metrics={name: recorded.get(name) for name in chosen},
+                title=args.title, ci=args.ci,
+                missing=args.missing, columns=roles or None,
+            )
+            result.save(args.output, svg=args.svg)
+        if not args.quiet:
+            sys.stderr.write(f"wrote {args.output} ({len(result.charts())} chart(s))\n")
+        return EXIT_OK
+
+    if inputs:
+        paths = expand_paths(inputs)
+        return write(scan(inputs), recorded_metrics(paths), recorded_mapping(paths))
+    with _stdin_parquet() as (frame, recorded, roles):
+        return write(frame, recorded, roles)
 
 
 def _numbers(text: str, convert, option: str) -> list:
@@ -1013,6 +1120,7 @@ COMMANDS = {
     "score": _run_score,
     "aggregate": _run_aggregate,
     "compare": _run_compare,
+    "report": _run_report,
     "power": _run_power,
     "metrics": _run_metrics,
     "normalizers": _run_listing,
@@ -1152,13 +1260,21 @@ def _check_output(args: argparse.Namespace) -> None:
             f"evalframe {command}: -o -: this table is written to a file; standard output "
             "takes the parquet of 'score' and 'extract' only"
         )
-    try:
-        format_of(output, WRITE_FORMATS, "write")
-    except EvalframeError:
-        raise UsageError(
-            f"evalframe {command}: -o {output}: unknown type of file; give a name ending in "
-            f"{', '.join(sorted(WRITE_FORMATS))}"
-        ) from None
+    if args.command == "report":
+        if not output.lower().endswith((".html", ".htm")):
+            raise UsageError(f"evalframe report: -o {output}: a report is an HTML file (.html)")
+    elif args.command in FORMATTED_COMMANDS and output.lower().endswith(FORMATTED_SUFFIXES):
+        pass  # a formatted table
+    else:
+        try:
+            format_of(output, WRITE_FORMATS, "write")
+        except EvalframeError:
+            formatted = (f", or formatted: {', '.join(FORMATTED_SUFFIXES)}"
+                         if args.command in FORMATTED_COMMANDS else "")
+            raise UsageError(
+                f"evalframe {command}: -o {output}: unknown type of file; give a name ending "
+                f"in {', '.join(sorted(WRITE_FORMATS))}{formatted}"
+            ) from None
     resolve_target(output, output)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from evalframe._version import __version__
-from evalframe.errors import EvalframeError
+from evalframe.errors import EvalframeError, OptionError
 
 __all__ = ["Report", "Section", "report"]
 
@@ -112,7 +112,7 @@ def report(
     by: str | Sequence[str] | None = None,
     baseline: str | None = None,
     model: str = "model",
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | Mapping[str, str | None] | None = None,
     title: str = "Evaluation report",
     ci: float = 0.95,
     missing: str = "wrong",
@@ -155,8 +155,17 @@ def report(
     keys = [by] if isinstance(by, str) else list(by or [])
     absent = [key for key in keys if key not in frame.columns]
     if absent:
-        raise EvalframeError(
-            f"report: by={absent}: no such column(s); available: {', '.join(frame.columns)}"
+        available = ", ".join(column for column in frame.columns if column != "_evalframe")
+        raise OptionError(
+            f"report: by={absent}: no such column(s); available: {available}",
+            option="by", value=absent, problem=f"no such column(s); available: {available}",
+            clause=False,
+        )
+    if baseline is not None and model not in frame.columns:
+        raise OptionError(
+            f"report: baseline={baseline!r} needs the model column {model!r}, which the "
+            "results do not have", option="model", value=model,
+            problem="no such column", clause=False,
         )
     groups = ([model] if model in frame.columns and model not in keys else []) + keys
     options: dict[str, Any] = {"ci": ci, "missing": missing}
@@ -172,8 +181,6 @@ def report(
         sections.append(Section("Scores over k", chart=plot.curve(shown)))
     comparison = None
     if baseline is not None:
-        if model not in frame.columns:
-            raise EvalframeError(f"report: baseline={baseline!r} needs a {model!r} column")
         comparison = compare(frame, baseline=baseline, model=model, by=keys or None,
                              metrics=metrics, ci=ci, missing=missing,
                              correction=correction, columns=columns)
