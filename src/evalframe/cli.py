@@ -1134,6 +1134,17 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    from evalframe._progress import ENABLED
+
+    enabled = ENABLED[0]
+    ENABLED[0] = False  # the commands show their own progress
+    try:
+        return _main(argv)
+    finally:
+        ENABLED[0] = enabled
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     _standard_streams()

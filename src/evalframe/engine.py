@@ -8,6 +8,7 @@ from dataclasses import replace
 import polars as pl
 
 from evalframe._expr import diagnosing, locating, numbered_rows
+from evalframe._progress import shows_progress
 from evalframe.errors import EvalframeError, RowError, located, without_plan
 from evalframe.io.join import join_gold
 from evalframe.io.load import Source, scan
@@ -69,6 +70,7 @@ def check_mapping(columns: Mapping[str, str] | None) -> dict[str, str]:
     return mapping
 
 
+@shows_progress("scoring")
 def score(
     source: Source,
     metrics: Metrics,

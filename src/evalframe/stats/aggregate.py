@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalframe._progress import shows_progress
 from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.stats._corpus import corpus_table
@@ -47,6 +48,7 @@ def metric_columns(
         return [c.column for c in find_columns(frame.lazy(), recorded=recorded).columns]
 
 
+@shows_progress("aggregating")
 def aggregate(
     scored: Source,
     by: str | Sequence[str] | None = None,

@@ -70,6 +70,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalframe._progress import shows_progress
 from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.reduce import Sums, Table
@@ -130,6 +131,7 @@ _STATS = ("value_model", "value_baseline", "diff", "stderr", "ci_low", "ci_high"
           "correlation")
 
 
+@shows_progress("comparing")
 def compare(
     scored: Source,
     *,
