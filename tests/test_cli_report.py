@@ -80,3 +80,15 @@ def test_compare_prints_latex(scored, capsys):
                  "--format", "latex", "--quiet"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "\\begin{table}" in out and "pts" in out
+
+
+def test_the_terminal_table_prints_signatures_below_it(capsys):
+    from evalframe.cli import _show
+
+    _show(pl.DataFrame({"metric": ["a", "b"], "value": [0.5, 0.25],
+                        "signature": ["metric:a|version:1", "metric:b|version:1"]}))
+    out = capsys.readouterr().out
+    table, _, rest = out.partition("└")
+    assert "signature" not in table  # not a column cut in every row
+    assert rest.splitlines()[1:] == ["signature: metric:a|version:1",
+                                     "signature: metric:b|version:1"]

@@ -712,8 +712,22 @@ _SPOOL_BLOCK = 1 << 20
 
 
 def _show(frame: pl.DataFrame) -> None:
-    with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=200, fmt_str_lengths=40):
+    """A table on the terminal, as wide as the terminal. A ``signature`` column is printed
+    below the table (a few distinct ones) rather than cut inside every row."""
+    signatures: list[str] = []
+    if "signature" in frame.columns:
+        signatures = [text for text in frame["signature"].unique(maintain_order=True).to_list()
+                      if text]
+        frame = frame.drop("signature")
+    width = shutil.get_terminal_size((200, 24)).columns if sys.stdout.isatty() else 200
+    with pl.Config(tbl_rows=200, tbl_cols=20, tbl_width_chars=max(width, 80),
+                   fmt_str_lengths=40):
         print(frame)
+    if 0 < len(signatures) <= 3:
+        for text in signatures:
+            print(f"signature: {text}")
+    elif signatures:
+        print(f"{len(signatures)} distinct signatures: write the table with -o to keep them")
 
 
 def _run_score(args: argparse.Namespace) -> int:
