@@ -797,6 +797,24 @@ def _options(command: str, options: Mapping[str, str]) -> Iterator[None]:
         raise UsageError(f"evalframe {command}: {error.reworded(option)}") from error
 
 
+def _metric_columns(
+    args: argparse.Namespace, frame: pl.LazyFrame, recorded: dict[str, str],
+    roles: dict[str, str] | None = None,
+) -> tuple[dict[str, str | None], list[str]]:
+    """The metric columns a command reads (``-m``, else those found in the scored input),
+    each with the metric request the file records for it; and the recorded ones lost."""
+    lost: list[str] = []
+    if args.metrics:
+        chosen = args.metrics
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = find_columns(frame, recorded=recorded, recorded_roles=roles)
+        lost = list(found.lost)
+        chosen = [column.column for column in found.columns]
+    return {name: recorded.get(name) for name in chosen}, lost
+
+
 def _run_aggregate(args: argparse.Namespace) -> int:
     with _options("aggregate", AGGREGATE_OPTIONS):  # checked before any input is read
         check_aggregate_options(
@@ -825,16 +843,7 @@ def _aggregate_frame(
     if args.cluster and args.no_cluster:
         raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
-    lost: list[str] = []
-    if args.metrics:
-        chosen = args.metrics
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = find_columns(frame, recorded=recorded, recorded_roles=roles)
-        lost = found.lost
-        chosen = [column.column for column in found.columns]
-    names = {name: recorded.get(name) for name in chosen}
+    names, lost = _metric_columns(args, frame, recorded, roles)
     clustering = {
         "cluster": False if args.no_cluster else args.cluster, "stderr": args.stderr,
         "columns": {**roles, **_column_mapping(args.col, "aggregate")},
@@ -908,14 +917,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     frame, recorded = scan(args.inputs), recorded_metrics(paths)
     keys = [key.strip() for key in args.by.split(",") if key.strip()]
     on = [key.strip() for key in args.on.split(",") if key.strip()]
-    if args.metrics:
-        chosen = args.metrics
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = find_columns(frame, recorded=recorded)
-        chosen = [column.column for column in found.columns]
-    names = {name: recorded.get(name) for name in chosen}
+    names, _ = _metric_columns(args, frame, recorded)
     with _options("compare", COMPARE_OPTIONS), progress("comparing", args.quiet):
         table = compare(
             frame, baseline=args.baseline, model=args.model_column, by=keys or None, on=on,
@@ -946,17 +948,11 @@ def _run_report(args: argparse.Namespace) -> int:
         raise UsageError("evalframe report: give files or '-' for standard input, not both")
 
     def write(frame: pl.LazyFrame, recorded: dict[str, str], roles: dict[str, str]) -> int:
-        if args.metrics:
-            chosen = args.metrics
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                found = find_columns(frame, recorded=recorded, recorded_roles=roles)
-            chosen = [column.column for column in found.columns]
+        names, _ = _metric_columns(args, frame, recorded, roles)
         with _options("report", REPORT_OPTIONS), progress("writing the report", args.quiet):
             result = report(
                 frame.collect(), by=keys or None, baseline=args.baseline,
-                model=args.model_column, metrics={name: recorded.get(name) for name in chosen},
+                model=args.model_column, metrics=names,
                 title=args.title, ci=args.ci,
                 missing=args.missing, columns=roles or None,
             )
