@@ -109,3 +109,10 @@ def test_a_real_browser_renders_every_chart_offline(saved, tmp_path):
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "error" in line.lower()], console
     assert "ERR_NAME_NOT_RESOLVED" not in run.stderr and "ERR_PROXY" not in run.stderr
+
+
+def test_a_report_of_nothing_is_refused():
+    empty = pl.DataFrame(schema={"model": pl.String, "prediction": pl.String,
+                                 "gold": pl.String})
+    with pytest.raises(ef.EvalframeError, match="nothing to report: no metric has a score"):
+        ef.report(ef.score(empty, ["exact_match"]))

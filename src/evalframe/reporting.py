@@ -173,6 +173,11 @@ def report(
         options["columns"] = columns
     table_of_scores = aggregate(frame, by=groups or None, metrics=metrics, **options)
     shown = table_of_scores.filter(pl.col("n") > pl.col("n_null").fill_null(0))
+    if shown.is_empty():
+        raise EvalframeError(
+            f"report: nothing to report: no metric has a score in the {frame.height} row(s) "
+            f"(metric columns: {', '.join(table_of_scores['metric'].unique().sort()) or 'none'})"
+        )
     sections = [Section("Scores", table=table(shown))]
     if model in groups and len(groups) > 1:
         sections.append(Section("Scores by model", table=table(shown, wide=True)))
