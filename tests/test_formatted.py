@@ -107,3 +107,14 @@ def test_judge_report_and_ratings():
     # wins 2, losses 1, tie 1 (half): (2 + 0.5) / 4 = 62.5%
     assert row["win rate (A)"].startswith("62.5% [")
     assert row["A / B / tie"] == "2 / 1 / 1"
+
+
+def test_the_wide_view_names_the_cells_with_missing_answers():
+    frame = pl.DataFrame({"model": ["m", "n"] * 3, "task": ["t"] * 6,
+                          "sample_id": [str(i // 2) for i in range(6)],
+                          "prediction": ["a", None, "b", "b", "a", "a"], "gold": ["a"] * 6})
+    wide = ef.table(ef.aggregate(ef.score(frame, ["exact_match"]), by=["model", "task"]),
+                    wide=True)
+    # n answered 1 of 3 (one missing answer, counted wrong): 33.3%
+    assert wide.frame.row(1, named=True)["t · exact_match"].startswith("33.3% [")
+    assert "missing answers: n · t · exact_match: 1" in wide.notes

@@ -304,6 +304,17 @@ def _aggregate(frame: pl.DataFrame, rows: list[dict], keys: list[str], rates: li
     counts = sorted({_text(row["n"]) for row in rows})
     notes = [*notes, f"n = {counts[0]}" if len(counts) == 1 else
              "n differs by cell (see the long table)"]
+    for column, what in (("n_missing", "missing answers"), ("n_null", "rows without a score")):
+        cells = [
+            " · ".join([_text(row[row_key]) or "null",
+                        *(_text(row[k]) or "null" for k in column_keys), row["metric"]])
+            + f": {row[column]}"
+            for row in rows if row.get(column)
+        ]
+        if cells:
+            shown = "; ".join(cells[:5]) + (f"; and {len(cells) - 5} more cell(s)"
+                                             if len(cells) > 5 else "")
+            notes.append(f"{what}: {shown}")
     columns = {row_key: list(grid)} | {
         header: [grid[name].get(header, "—") for name in grid] for header in headers
     }
