@@ -92,3 +92,15 @@ def test_the_terminal_table_prints_signatures_below_it(capsys):
     assert "signature" not in table  # not a column cut in every row
     assert rest.splitlines()[1:] == ["signature: metric:a|version:1",
                                      "signature: metric:b|version:1"]
+
+
+def test_judge_report_prints_markdown(tmp_path, capsys):
+    judged = tmp_path / "judged.parquet"
+    pl.DataFrame({"sample_id": ["q1", "q2", "q3", "q4"], "model_a": ["x"] * 4,
+                  "model_b": ["y"] * 4, "outcome": ["A", "A", "B", "tie"]}).write_parquet(judged)
+    assert main(["judge", "report", str(judged), "--by", "model_a", "--format",
+                 "markdown"]) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| model_a | win rate (A) | A / B / tie |")
+    # 2 wins, 1 loss, 1 tie counted half: (2 + 0.5) / 4 = 62.5%
+    assert lines[2].startswith("| x | 62.5% [")

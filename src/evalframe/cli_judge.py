@@ -140,6 +140,7 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     report.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
     report.add_argument("--cluster", metavar="COLUMN", help="cluster the standard error")
     report.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_format(report)
     report.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
     ratings = subcommands.add_parser(
@@ -155,6 +156,7 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
                          "the battles have it); 'none' for battles")
     ratings.add_argument("--matrix", action="store_true", help="also show the win-rate matrix")
     ratings.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_format(ratings)
     ratings.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
 
@@ -325,7 +327,7 @@ def _run_report(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) 
     table = J.report(
         frame.collect(), by=by or None, policy=args.policy, ci=args.ci, cluster=args.cluster,
     )
-    _emit(table, args.output, show)
+    _emit(table, args.output, show, getattr(args, "format", "table"))
     return 0
 
 
@@ -368,7 +370,7 @@ def _run_ratings(args: argparse.Namespace, show: Callable[[pl.DataFrame], None])
     table = J.ratings(
         battles, anchor=anchor, bootstrap=args.bootstrap, seed=args.seed, cluster=cluster
     )
-    _emit(table, args.output, show)
+    _emit(table, args.output, show, getattr(args, "format", "table"))
     if args.matrix:
         show(J.win_rate_matrix(battles))
     return 0
@@ -397,11 +399,31 @@ def _summary(result: pl.DataFrame, command: str, before: int | None, after: int 
     return line + f"; {errors} row(s) with an error (see judge_error)"
 
 
-def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame], None]) -> None:
+#: --format of report and ratings: the data, or formatted (values with their intervals).
+_FORMATS = ("table", "markdown", "latex", "html", "csv")
+
+
+def _add_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=_FORMATS, default="table",
+        help="how the table is printed: the data ('table', default), or formatted for "
+        "people, each rate with its interval (markdown, latex, html, csv)",
+    )
+
+
+def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame], None],
+          form: str = "table") -> None:
     if output:
         save(table, output)
-    else:
+    elif form == "table":
         show(table)
+    else:
+        from evalframe.formatted import table as formatted
+
+        view = formatted(table)
+        text = {"markdown": view.to_markdown, "latex": view.to_latex, "html": view.to_html,
+                "csv": view.to_csv}[form]()
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def _text(value: str | None, option: str, command: str) -> str | None:
