@@ -248,7 +248,10 @@ def table(
     signatures = frame["signature"].to_list() if "signature" in frame.columns else \
         [None] * frame.height
     rates = [_is_rate(text) if percent is None else percent for text in signatures]
-    keys = [column for column in frame.columns if column not in _NOT_KEYS[kind]]
+    if kind == "report":  # the keys come first; the policy's own columns follow the counts
+        keys = frame.columns[: frame.columns.index("wins_a")]
+    else:
+        keys = [column for column in frame.columns if column not in _NOT_KEYS[kind]]
     rows = frame.to_dicts()
     notes = _interval_note(signatures)
     if kind == "aggregate":
@@ -326,6 +329,10 @@ def _text(value: Any, null: str | None = None) -> str | None:
     return null if value is None else str(value)
 
 
+def _fraction(percent: float | None) -> float | None:
+    return None if percent is None else percent / 100
+
+
 def _p(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "—"
@@ -357,6 +364,12 @@ def _report(rows: list[dict], keys: list[str], digits: int | None, notes: list[s
     rate = True if percent is None else percent
     columns: dict[str, list[str | None]] = {key: [_text(row[key]) for row in rows]
                                             for key in keys}
+    if rows and "win_rate_ci_low" in rows[0]:  # a policy with a headline (AlpacaEval's)
+        columns["win rate (B)"] = [
+            _with_interval(_fraction(row["win_rate"]), _fraction(row["win_rate_ci_low"]),
+                           _fraction(row["win_rate_ci_high"]), percent=rate,
+                           digits=_digits(digits, rate)) for row in rows
+        ]
     columns["win rate (A)"] = [
         _with_interval(row["win_rate_a"], row["ci_low"], row["ci_high"], percent=rate,
                        digits=_digits(digits, rate)) for row in rows

@@ -504,7 +504,9 @@ def judge_bias(report: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
     frame = _frame(report, "judge_bias")
     _require(frame, ("position_bias", "inconsistent", "n_valid", "n_decisive"), "judge_bias",
              "a table of evalframe.judge.report")
-    keys = [column for column in frame.columns if column not in _REPORT_COLUMNS]
+    # the keys come first; the policy's own columns follow the counts
+    keys = (frame.columns[: frame.columns.index("wins_a")] if "wins_a" in frame.columns
+            else [column for column in frame.columns if column not in _REPORT_COLUMNS])
     group = (pl.concat_str([pl.col(key).cast(pl.String) for key in keys], separator=" / ")
              if keys else pl.lit("all"))
     frame = frame.with_columns(group=group)

@@ -236,3 +236,20 @@ def test_alpaca_eval_reproduces_get_winrate(shared_data):
             )
         assert row["win_rate_a"] == pytest.approx(1 - float(expected["win_rate"]) / 100,
                                                   rel=1e-12, abs=1e-12)
+
+
+def test_the_alpaca_eval_headline_has_its_interval_on_its_own_scale():
+    # preferences 2 x5, 1 x2, 1.5: the model's shares 1 x5, 0 x2, 0.5 -> mean 0.6875 (68.75%)
+    # squared deviations 5 x 0.3125^2 + 2 x 0.6875^2 + 0.1875^2 = 1.46875; / 7 -> sd 0.458062;
+    # se = 0.458062 / sqrt(8) = 0.161950 (16.195%); t(0.975, 7) = 2.364624 -> half 0.382947.
+    # The report's interval is on the baseline's share 0.3125: [-0.0704, 0.6954], clipped to
+    # [0, 0.6954]; on the model's scale, in percent: [30.455, 100]
+    frame = pl.DataFrame({"sample_id": [f"q{i}" for i in range(8)],
+                          "generator_1": ["base"] * 8, "generator_2": ["m"] * 8,
+                          "preference": [2.0, 2, 2, 2, 2, 1, 1, 1.5]})
+    row = report(frame, policy="alpaca_eval").row(0, named=True)
+    assert row["win_rate"] == pytest.approx(68.75)
+    assert row["standard_error"] == pytest.approx(16.19496, abs=1e-4)
+    assert row["win_rate_ci_low"] == pytest.approx(30.4550, abs=1e-3)
+    assert row["win_rate_ci_high"] == pytest.approx(100.0)
+    assert row["win_rate_ci_low"] <= row["win_rate"] <= row["win_rate_ci_high"]

@@ -34,7 +34,8 @@ does not count), and the policy's own columns, named as its harness names them.
   in between the weighted annotator's preference (``preference - 1`` is the model's share).
   A value outside [1, 2] (0 read as 1.5), null or NaN is not a preference and is left out.
   Its columns, for the model (B), as AlpacaEval reports them (percent): ``win_rate``,
-  ``standard_error`` (of the mean, ``ddof=1``), ``n_wins`` (share above 0.5),
+  ``standard_error`` (of the mean, ``ddof=1``), ``win_rate_ci_low`` / ``win_rate_ci_high``
+  (the report's interval on this scale), ``n_wins`` (share above 0.5),
   ``n_wins_base`` (below 0.5), ``n_draws`` (exactly 1.5 or 0), ``n_total`` and
   ``discrete_win_rate`` (the preference rounded half to even with 1.5 read as a draw).
   ``win_rate_a`` is the baseline's share, ``1 - win_rate / 100``.
@@ -220,6 +221,11 @@ class Policy:
     def extra(self) -> tuple[str, ...]:
         """The names of the policy's own columns, in order."""
         return ()
+
+    def headline(self) -> list[pl.Expr]:
+        """Columns computed from the finished report (its interval, ``ci_low`` /
+        ``ci_high`` on A's win rate), named in :attr:`extra`: none by default."""
+        return []
 
 
 def _check_second_game(
@@ -428,9 +434,18 @@ class AlpacaEval(Policy):
     @property
     def extra(self) -> tuple[str, ...]:
         return (
-            "win_rate", "standard_error", "n_wins", "n_wins_base", "n_draws", "n_total",
-            "discrete_win_rate",
+            "win_rate", "standard_error", "win_rate_ci_low", "win_rate_ci_high", "n_wins",
+            "n_wins_base", "n_draws", "n_total", "discrete_win_rate",
         )
+
+    def headline(self) -> list[pl.Expr]:
+        # the interval of the headline (the model's win rate, in percent): the report's
+        # interval is on A's (the baseline's) share, 1 - the model's share per row, and
+        # its t and Wilson intervals are symmetric under that complement
+        return [
+            ((1.0 - pl.col("ci_high")) * 100).alias("win_rate_ci_low"),
+            ((1.0 - pl.col("ci_low")) * 100).alias("win_rate_ci_high"),
+        ]
 
 
 POLICIES.add(AlpacaEval())

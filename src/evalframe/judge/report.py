@@ -154,7 +154,7 @@ def report(
         if keys
         else pl.concat([counts, stats], how="horizontal")
     )
-    table = table.with_columns(_signature(table, chosen))
+    table = table.with_columns(*chosen.headline(), _signature(table, chosen))
     if keys:
         table = table.sort(keys, nulls_last=True, maintain_order=True)
     return table.select(*keys, *REPORT_COLUMNS, *chosen.extra, "signature")
