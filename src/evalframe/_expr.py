@@ -244,6 +244,31 @@ def elementwise(
     return pl.map_batches(list(inputs), kernel, return_dtype=dtype, is_elementwise=True)
 
 
+def by_distinct(
+    expr: pl.Expr, build: Callable[[pl.Expr], pl.Expr], dtype: pl.DataType
+) -> pl.Expr:
+    r"""``build(expr)``, evaluated once per distinct value of ``expr`` (null included) in
+    each batch and mapped back to the rows: for a costly expression (regular expressions
+    over long replies) on a column with few distinct values.
+
+    >>> frame = pl.DataFrame({"reply": ["[[A]]", "[[B]]", "[[A]]", None]})
+    >>> frame.select(by_distinct(pl.col("reply"), lambda e: e.str.extract(r"\[\[(.)\]\]"),
+    ...                          pl.String))["reply"].to_list()
+    ['A', 'B', 'A', None]
+    """
+
+    def kernel(series: pl.Series) -> pl.Series:
+        rows = pl.DataFrame({"value": series})
+        distinct = rows.unique(maintain_order=True).with_columns(
+            build(pl.col("value")).cast(dtype).alias("__result")
+        )
+        joined = rows.join(distinct, on="value", how="left", nulls_equal=True,
+                           maintain_order="left")
+        return joined["__result"].alias(series.name)
+
+    return expr.map_batches(kernel, return_dtype=dtype, is_elementwise=True)
+
+
 #: Bytes of cache keys (serialised input expressions) :func:`shared_kernel` keeps, at most.
 SHARED_KERNEL_BYTES = 4 * 2**20
 #: Bytes counted per kept expression besides its key (the expression and its node).

@@ -173,3 +173,16 @@ def test_alpaca_eval_single_judgments(shared_data):
     got = classify(ef.load(path))
     assert got["verdict_ba"].null_count() == got.height
     assert dict(got["outcome"].value_counts().iter_rows()) == dict(expected)
+
+
+@pytest.mark.parametrize("fmt", ["mtbench", "default", "arena_hard"])
+def test_replies_parsed_once_each_equal_each_row_parsed_alone(fmt):
+    replies = ["[[A]]", "[[B]]", "[[C]]", "[[A>>B]]", "[[B>A]]", "[[A=B]]", "no verdict",
+               None, "", "[[A]] or [[B]]"]
+    pairs = [(a, b) for a in replies for b in replies] * 3  # each distinct reply repeated
+    frame = pl.DataFrame({"g1": [a for a, _ in pairs], "g2": [b for _, b in pairs]},
+                         schema={"g1": pl.String, "g2": pl.String})
+    together = classify(frame, verdict_ab="g1", verdict_ba="g2", format=fmt)
+    alone = pl.concat([classify(frame.slice(i, 1), verdict_ab="g1", verdict_ba="g2",
+                                format=fmt) for i in range(frame.height)])
+    assert together.equals(alone)

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from evalframe._expr import IntoExpr, parse_into_expr
+from evalframe._expr import IntoExpr, by_distinct, parse_into_expr
 from evalframe.errors import EvalframeError
 from evalframe.judge import parse as P
 from evalframe.judge.formats import Format, resolve_format
@@ -141,6 +141,10 @@ def classify(
     return frame.with_columns(parsed_columns(fmt, raw_ab, raw_ba)).with_columns(outcome())
 
 
+#: The dtype of a verdict's strength (Arena-Hard's 3 for ``>>``, 1 otherwise).
+_STRENGTH = pl.Int64
+
+
 def parsed_columns(fmt: Format, reply_ab: IntoExpr, reply_ba: IntoExpr) -> list[pl.Expr]:
     """``verdict_ab``, ``verdict_ba`` (and strengths) parsed from two reply columns.
 
@@ -152,12 +156,19 @@ def parsed_columns(fmt: Format, reply_ab: IntoExpr, reply_ba: IntoExpr) -> list[
     """
     ab = parse_into_expr(reply_ab).cast(pl.String)
     ba = parse_into_expr(reply_ba).cast(pl.String)
+    # a judge gives few distinct replies over many rows: each is parsed once
     columns = [
-        P.to_ab(fmt.parse(ab), swapped=False).alias("verdict_ab"),
-        P.to_ab(fmt.parse(ba), swapped=True).alias("verdict_ba"),
+        by_distinct(ab, lambda reply: P.to_ab(fmt.parse(reply), swapped=False), pl.String)
+        .alias("verdict_ab"),
+        by_distinct(ba, lambda reply: P.to_ab(fmt.parse(reply), swapped=True), pl.String)
+        .alias("verdict_ba"),
     ]
     if fmt.strength is not None:
-        columns += [fmt.strength(ab).alias("strength_ab"), fmt.strength(ba).alias("strength_ba")]
+        strength = fmt.strength
+        columns += [
+            by_distinct(ab, strength, _STRENGTH).alias("strength_ab"),
+            by_distinct(ba, strength, _STRENGTH).alias("strength_ba"),
+        ]
     return columns
 
 
