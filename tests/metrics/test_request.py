@@ -121,3 +121,15 @@ def test_an_alias_may_not_be_another_metrics_name():
 def test_option_values_the_metric_refuses_are_found_before_reading(tmp_path):
     with pytest.raises(EvalframeError, match=r"regexes_to_ignore: '\(' is not a valid regular"):
         ef.score(str(tmp_path / "absent.jsonl"), ["exact_match(regexes_to_ignore=['('])"])
+
+
+def test_an_unquoted_none_is_the_word_where_the_option_takes_text_not_null():
+    # sacrebleu has a tokenizer called 'none'; tokenize takes a string, not null
+    assert parse_request("bleu(tokenize=none)").options["tokenize"] == "none"
+    assert parse_request("bleu(tokenize=none)").options == \
+        parse_request("bleu(tokenize='none')").options
+    # where the option's type takes the literal meaning, it wins
+    assert parse_request("exact_match(ignore_case=true)").options["ignore_case"] is True
+    with pytest.raises(EvalframeError, match=r"ignore_case=None is invalid: expected true or "
+                                             r"false"):
+        parse_request("exact_match(ignore_case=none)")

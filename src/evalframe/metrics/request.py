@@ -45,6 +45,30 @@ _BARE_WORDS = {"true": True, "false": False, "none": None, "null": None}
 
 
 @dataclass(frozen=True)
+class _Bare:
+    """An unquoted word that has a literal meaning (``none``, ``true``...): the option takes
+    that meaning where its type allows it, else the word as text (``tokenize=none`` is
+    sacrebleu's tokenizer ``'none'``, as ``tokenize=13a`` would be ``'13a'``)."""
+
+    word: str
+    value: Any
+
+
+def _meanings(value: Any, as_word: bool) -> Any:
+    if isinstance(value, _Bare):
+        return value.word if as_word else value.value
+    if isinstance(value, list):
+        return [_meanings(element, as_word) for element in value]
+    return value
+
+
+def _has_bare(value: Any) -> bool:
+    return isinstance(value, _Bare) or (
+        isinstance(value, list) and any(_has_bare(element) for element in value)
+    )
+
+
+@dataclass(frozen=True)
 class MetricRequest:
     """One requested metric: the output column, the spec, and validated options."""
 
@@ -221,7 +245,9 @@ def _parse_options(name: str, inner: str) -> dict[str, Any]:
 
 def _value(name: str, option: str, node: ast.expr) -> Any:
     if isinstance(node, ast.Name):
-        return _BARE_WORDS.get(node.id.lower(), node.id)
+        if node.id.lower() in _BARE_WORDS:
+            return _Bare(node.id, _BARE_WORDS[node.id.lower()])
+        return node.id
     if isinstance(node, ast.List | ast.Tuple):
         return [_value(name, option, element) for element in node.elts]
     try:
@@ -286,11 +312,18 @@ def validate_options(
                 f"{describe_options(spec)}"
             )
         annotation, _ = table[option]
+        literal = _meanings(value, as_word=False)
         try:
-            converted[option] = convert(annotation, value)
+            converted[option] = convert(annotation, literal)
         except (TypeError, ValueError) as error:
+            if _has_bare(value):
+                try:  # an unquoted none/true/... where the option takes the word as text
+                    converted[option] = convert(annotation, _meanings(value, as_word=True))
+                    continue
+                except (TypeError, ValueError):
+                    pass
             raise EvalframeError(
-                f"metric {name!r}: option {option}={value!r} is invalid: {error}; expected "
+                f"metric {name!r}: option {option}={literal!r} is invalid: {error}; expected "
                 f"{_type_name(annotation)}"
             ) from None
     return converted
