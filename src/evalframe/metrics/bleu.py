@@ -551,7 +551,14 @@ _NLTK_RULES = (
 )
 
 #: What both sacrebleu metrics register with: roles, dtypes, the 0-100 scale.
-_SACREBLEU = {**TEXT_PAIR, "bounds": (0.0, 100.0)}
+_SACREBLEU = {
+    **TEXT_PAIR,
+    "bounds": (0.0, 100.0),
+    "divergences": (
+        "max_ngram_order is 1 to 4: sacrebleu accepts higher orders, evalframe refuses them "
+        "with EvalframeError (its per-row statistics hold orders 1-4)",
+    ),
+}
 
 #: The docstring sections of the sacrebleu metrics (bleu, sentence_bleu: one signature)
 #: and of lighteval's nltk metrics (bleu_1, bleu_4).
