@@ -321,3 +321,40 @@ def test_the_stderr_functions_are_the_registered_ones():
     assert STDERR_METHODS["auto"].function(np.array([0.0, 1, 1, 0, 0, 1])) == pytest.approx(
         math.sqrt(0.05)
     )
+
+
+@pytest.mark.parametrize(("method", "reference"), [("clopper_pearson", "beta"),
+                                                   ("jeffreys", "jeffreys")])
+def test_beta_intervals_equal_statsmodels(method, reference):
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    # 3 of 10, 7 of 7 and 0 of 5 right
+    frame = pl.DataFrame({"model": ["a"] * 10 + ["b"] * 7 + ["c"] * 5,
+                          "prediction": ["x"] * 3 + ["y"] * 7 + ["x"] * 7 + ["y"] * 5,
+                          "gold": ["x"] * 22})
+    table = ef.aggregate(ef.score(frame, ["exact_match"]), by="model", interval=method)
+    got = {row["model"]: (row["ci_low"], row["ci_high"]) for row in table.iter_rows(named=True)}
+    for model, (count, n) in {"a": (3, 10), "b": (7, 7), "c": (0, 5)}.items():
+        low, high = proportion.proportion_confint(count, n, alpha=0.05, method=reference)
+        if method == "jeffreys":  # ends as Brown, Cai and DasGupta: 0 at 0, 1 at n
+            low, high = (0.0 if count == 0 else low), (1.0 if count == n else high)
+        assert got[model] == pytest.approx((low, high), rel=1e-12, abs=1e-15)
+    assert "|ci:" + method + "-0.95|" in table["signature"][0]
+
+
+def test_clopper_pearson_covers_at_least_its_level_at_small_n():
+    # exact binomial coverage of the 95% interval for n = 20 at p = 0.05, 0.5, 0.9,
+    # summed over every count k with its binomial probability: never below 0.95
+    from scipy.stats import binom
+
+    from evalframe.stats.intervals import Estimate, _clopper_pearson
+
+    n = 20
+    counts = np.arange(n + 1)
+    estimate = Estimate(value=counts / n, stderr=np.zeros(n + 1), n=np.full(n + 1, n),
+                        units=np.full(n + 1, n), df=np.full(n + 1, n - 1),
+                        binary=np.ones(n + 1, dtype=bool),
+                        repeated=np.zeros(n + 1, dtype=bool), bounds=(0.0, 1.0))
+    low, high = _clopper_pearson(estimate, 0.95)
+    for p in (0.05, 0.5, 0.9):
+        covered = (low <= p) & (p <= high)
+        assert binom.pmf(counts, n, p)[covered].sum() >= 0.95

@@ -5,8 +5,9 @@ The statistics methods are in tables (:mod:`evalframe.stats.methods`), one per k
 ``interval=``), :data:`COMPARISON_TESTS` and :data:`CORRECTION_METHODS` (``compare``'s
 ``method=`` and ``correction=``).
 
->>> INTERVAL_METHODS.frame().select("name", "binary").rows()
-[('auto', False), ('wilson', True), ('t', False), ('normal', False)]
+>>> INTERVAL_METHODS.frame().select("name", "binary").rows()  # doctest: +NORMALIZE_WHITESPACE
+[('auto', False), ('wilson', True), ('clopper_pearson', True), ('jeffreys', True),
+ ('t', False), ('normal', False)]
 """
 
 from evalframe.stats.aggregate import aggregate, cluster_column, metric_columns

@@ -81,9 +81,10 @@ def aggregate(
     ``stderr(cluster=...)``), on the ``cluster`` column, or by default on ``sample_id``
     when it repeats within a group. The interval never leaves the metric's bounds:
     Wilson for 0/1 scores (on the effective sample size when clustered), Student-t
-    clipped to the bounds otherwise (``interval="auto"``; or ``"wilson"``, ``"t"``,
-    ``"normal"``). Corpus metrics: ``value`` is the metric's reduce of the group's
-    statistics, ``stderr`` the standard deviation of ``bootstrap`` seeded bootstrap
+    clipped to the bounds otherwise (``interval="auto"``; or ``"wilson"``,
+    ``"clopper_pearson"``, ``"jeffreys"``, ``"t"``, ``"normal"``). Corpus metrics:
+    ``value`` is the metric's reduce of the group's statistics, ``stderr`` the standard
+    deviation of ``bootstrap`` seeded bootstrap
     replicates (whole clusters resampled when clustered) and the interval their
     percentile interval; missing answers are left out and counted in ``n_missing``.
     With one row (or cluster) in a group, ``stderr`` and the interval are null. A group
@@ -103,7 +104,9 @@ def aggregate(
     ci
         Confidence level of the interval.
     interval
-        ``"auto"``, ``"wilson"``, ``"t"`` or ``"normal"`` (sample metrics); corpus
+        ``"auto"``, ``"wilson"``, ``"clopper_pearson"`` (exact: never undercovers),
+        ``"jeffreys"`` (Bayesian, for small samples), ``"t"`` or ``"normal"`` (sample
+        metrics); corpus
         metrics use the bootstrap percentile interval unless ``"normal"``. The methods
         are :data:`evalframe.stats.INTERVAL_METHODS`.
     missing

@@ -123,13 +123,71 @@ def wilson_interval(
     reference="statsmodels proportion_confint(method='wilson')",
 )
 def _wilson(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    _binary_only("wilson", estimate)
+    return _wilson_or_t(estimate, level, np.ones(len(estimate.value), dtype=bool))
+
+
+def _binary_only(name: str, estimate: Estimate) -> None:
     if not np.asarray(estimate.binary, dtype=bool).all():
         others = [entry.name for entry in INTERVAL_METHODS.entries() if not entry.binary]
         raise EvalframeError(
-            "interval='wilson' is for 0/1 scores; some groups have other values "
+            f"interval={name!r} is for 0/1 scores; some groups have other values "
             f"(use {either(others)})"
         )
-    return _wilson_or_t(estimate, level, np.ones(len(estimate.value), dtype=bool))
+
+
+def _beta_interval(
+    estimate: Estimate, level: float, low_shape: tuple[float, float],
+    high_shape: tuple[float, float], exact_ends: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Beta quantiles of ``x = value * n`` successes in ``n`` (effective) trials: the low
+    end from Beta(x + a, n - x + b), the high end from Beta(x + c, n - x + d), with
+    ``low_shape = (a, b)`` and ``high_shape = (c, d)``; ``exact_ends``: 0 at x = 0 and 1
+    at x = n (Clopper-Pearson). None for a group of one score."""
+    from scipy.stats import beta
+
+    e = estimate
+    n = np.asarray(np.where(e.repeated, effective_n(e.value, e.stderr, e.units), e.n),
+                   dtype=np.float64)
+    x = np.asarray(e.value, dtype=np.float64) * n
+    tail = (1.0 - level) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = beta.ppf(tail, x + low_shape[0], n - x + low_shape[1])
+        high = beta.isf(tail, x + high_shape[0], n - x + high_shape[1])
+    low, high = np.atleast_1d(np.asarray(low, dtype=np.float64)).copy(), np.atleast_1d(
+        np.asarray(high, dtype=np.float64)).copy()
+    if exact_ends:
+        low[x <= 0] = 0.0
+        high[x >= n] = 1.0
+    bad = ~(n > 0) | (np.asarray(e.n) < 2)
+    low[bad], high[bad] = np.nan, np.nan
+    return low, high
+
+
+@INTERVAL_METHODS.decorator(
+    name="clopper_pearson",
+    description="the exact binomial (Clopper-Pearson) interval, which never undercovers; on "
+    "the effective sample size when clustered (0/1 scores only)",
+    binary=True,
+    reference="statsmodels proportion_confint(method='beta')",
+)
+def _clopper_pearson(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    _binary_only("clopper_pearson", estimate)
+    return _beta_interval(estimate, level, (0.0, 1.0), (1.0, 0.0), exact_ends=True)
+
+
+@INTERVAL_METHODS.decorator(
+    name="jeffreys",
+    description="the Bayesian interval under Jeffreys' prior Beta(1/2, 1/2), equal-tailed, "
+    "0 at no success and 1 at all successes (Brown, Cai and DasGupta 2001; statsmodels "
+    "leaves the observed proportion outside it there); on the effective sample size when "
+    "clustered (0/1 scores only)",
+    binary=True,
+    reference="statsmodels proportion_confint(method='jeffreys'), ends as Brown et al.",
+)
+def _jeffreys(estimate: Estimate, level: float) -> tuple[np.ndarray, np.ndarray]:
+    _binary_only("jeffreys", estimate)
+    return _beta_interval(estimate, level, (0.5, 0.5), (0.5, 0.5), exact_ends=True)
 
 
 def effective_n(mean: np.ndarray, stderr: np.ndarray, n: np.ndarray) -> np.ndarray:

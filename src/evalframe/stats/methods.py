@@ -14,7 +14,7 @@ they dispatch on, what their error messages list, and the command line's choices
 - :data:`CORRECTION_METHODS`: ``compare``'s ``correction=`` (or None).
 
 >>> INTERVAL_METHODS.names()
-['auto', 'wilson', 't', 'normal']
+['auto', 'wilson', 'clopper_pearson', 'jeffreys', 't', 'normal']
 >>> check_method(INTERVAL_METHODS, "wilsn", "interval")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
