@@ -118,3 +118,11 @@ def test_the_wide_view_names_the_cells_with_missing_answers():
     # n answered 1 of 3 (one missing answer, counted wrong): 33.3%
     assert wide.frame.row(1, named=True)["t · exact_match"].startswith("33.3% [")
     assert "missing answers: n · t · exact_match: 1" in wide.notes
+
+
+def test_render_by_name_and_an_unknown_form_refused():
+    formatted = ef.table(ef.aggregate(_scored(), by="model"))
+    assert formatted.render("markdown") == formatted.to_markdown() + "\n"
+    assert formatted.render("csv") == formatted.to_csv()
+    with pytest.raises(ef.EvalframeError, match="rendered as markdown, latex, html, csv"):
+        formatted.render("xlsx")

@@ -603,10 +603,7 @@ def _emit(table: pl.DataFrame, args: argparse.Namespace, *, wide: bool = False,
     elif args.format == "table":
         _show(data.drop("signature") if "signature" in data.columns else data)
     else:
-        view = formatted(table, wide=wide)
-        text = {"markdown": view.to_markdown, "latex": view.to_latex, "html": view.to_html,
-                "csv": view.to_csv}[args.format]()
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(formatted(table, wide=wide).render(args.format))
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:

@@ -420,10 +420,7 @@ def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame]
     else:
         from evalframe.formatted import table as formatted
 
-        view = formatted(table)
-        text = {"markdown": view.to_markdown, "latex": view.to_latex, "html": view.to_html,
-                "csv": view.to_csv}[form]()
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(formatted(table).render(form))
 
 
 def _text(value: str | None, option: str, command: str) -> str | None:

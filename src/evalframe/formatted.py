@@ -107,6 +107,17 @@ class FormattedTable:
         """A LaTeX ``table`` (booktabs), by great_tables."""
         return self.gt().as_latex()
 
+    def render(self, form: str) -> str:
+        """The table as ``form``: ``"markdown"``, ``"latex"``, ``"html"`` or ``"csv"``."""
+        writers = {"markdown": self.to_markdown, "latex": self.to_latex,
+                   "html": self.to_html, "csv": self.to_csv}
+        if form not in writers:
+            raise EvalframeError(
+                f"a formatted table is rendered as {', '.join(writers)}, not {form!r}"
+            )
+        text = writers[form]()
+        return text if text.endswith("\n") else text + "\n"
+
     def save(self, path: str | Path) -> Path:
         """Write the table to ``path``: ``.md``, ``.tex``, ``.html`` or ``.csv``."""
         path = Path(path)
