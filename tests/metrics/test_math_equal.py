@@ -163,6 +163,27 @@ def test_a_timeout_scores_false_warns_and_is_counted():
     assert after["timeout_rows"] - before["timeout_rows"] == 2
 
 
+def test_a_parse_past_the_timeout_whose_alarm_was_swallowed_still_counts(monkeypatch):
+    # sympy and antlr catch exceptions with a bare except: math-verify's alarm can be
+    # swallowed, its "Timeout during" warning never logged, and the parse return late
+    import time
+
+    real = kernel._Backend.parse
+
+    def late_parse(self, text, targets, boxed_first, timeout):
+        parsed = real(self, text, targets, boxed_first, timeout)
+        if text == "7":
+            time.sleep(1.05)
+        return parsed
+
+    monkeypatch.setattr(kernel._Backend, "parse", late_parse)
+    before = math_equal_stats()
+    with pytest.warns(MathTimeoutWarning):
+        got = _equal(["7", "2"], ["7", "2"], timeout=1, workers=0)
+    assert got == [False, True]  # 7 = 7, but the parse took past the 1 s timeout
+    assert math_equal_stats()["timeouts"] - before["timeouts"] == 1
+
+
 @pytest.mark.subprocess
 def test_a_worker_stuck_past_the_hard_limit_is_killed_and_the_pair_counted(monkeypatch):
     monkeypatch.setattr(kernel, "PARALLEL_THRESHOLD", 0)

@@ -38,6 +38,7 @@ import contextlib
 import importlib.util
 import logging
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -405,6 +406,16 @@ def _backend(flavour: str) -> _Backend:
     return found
 
 
+def _past(started: float, timeout: int | None) -> bool:
+    """Whether a call begun at ``started`` ran past ``timeout`` seconds.
+
+    math-verify's alarm fired then; sympy and antlr catch exceptions with a bare
+    ``except``, so the alarm can be swallowed and the call go on to return a value
+    that the reference, run again, would not: such a call counts as timed out.
+    """
+    return timeout is not None and time.monotonic() - started >= timeout
+
+
 def _parsed(
     backend: _Backend, counter: _TimeoutCounter, text: str, options: MathOptions, side: str
 ) -> tuple[list, bool]:
@@ -417,8 +428,10 @@ def _parsed(
     found = _PARSED.get(key)
     if found is None:
         before = counter.count
+        started = time.monotonic()
         parsed = backend.parse(text, targets, boxed_first, options.timeout)
-        found = (parsed, counter.count > before)
+        late = counter.count > before or _past(started, options.timeout)
+        found = ([] if late else parsed, late)
         _PARSED.put(key, found, 4 * len(text) + _PARSED_OVERHEAD)
         _count(parsed_strings=1)
     if options.flavour == "lighteval" and side == "gold" and not found[0]:
@@ -441,10 +454,12 @@ def compare_pairs(
             gold_parsed, gold_late = _parsed(backend, counter, gold, options, "gold")
             pred_parsed, pred_late = _parsed(backend, counter, prediction, options, "prediction")
             before = counter.count
+            started = time.monotonic()
             equal = backend.verify(gold_parsed, pred_parsed, options.precision, options.timeout)
+            late = counter.count > before or _past(started, options.timeout)
             results.append(
                 Answer(
-                    bool(equal), gold_late or pred_late or counter.count > before,
+                    bool(equal) and not late, gold_late or pred_late or late,
                     bool(pred_parsed), bool(gold_parsed),
                 )
             )
