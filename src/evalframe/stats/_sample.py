@@ -57,11 +57,12 @@ def sample_statistics(
     """(per group, per (group, cluster)): the sufficient statistics of every column.
 
     Per group (``keys``, or one group ``__evalframe_all__``) and column ``i``: ``n{i}``
-    (rows that count), ``mean{i}``, ``std{i}`` (``ddof=1``), ``binary{i}`` (every score 0
-    or 1), ``missing{i}`` (missing answers; absent where unknown) and ``null{i}`` (rows
-    that cannot be scored), from one group-by (with ``missing="error"``, the first missing
-    row too, raised after it). With ``settings.cluster``, per (group, cluster id in
-    ``__cluster``): ``rows``, and each column's ``sum{i}`` and ``count{i}``.
+    (rows that count), ``sum{i}``, ``mean{i}`` (their quotient), ``std{i}``
+    (``ddof=1``), ``binary{i}`` (every score 0 or 1), ``missing{i}`` (missing answers;
+    absent where unknown) and ``null{i}`` (rows that cannot be scored), from one
+    group-by (with ``missing="error"``, the first missing row too, raised after it).
+    With ``settings.cluster``, per (group, cluster id in ``__evalframe_cluster__``):
+    ``rows``, and each column's ``sum{i}`` and ``count{i}``.
     """
     derived_columns = []
     known = []
@@ -81,7 +82,7 @@ def sample_statistics(
         value, scored = pl.col(f"__v{i}"), pl.col(f"__s{i}")
         aggregations += [
             value.count().alias(f"n{i}"),
-            value.mean().alias(f"mean{i}"),
+            value.sum().alias(f"sum{i}"),
             value.std(ddof=1).alias(f"std{i}"),
             value.is_in([0.0, 1.0]).all().alias(f"binary{i}"),
             # rows another scoring wrote that hold a value all the same: unexplained
@@ -107,6 +108,10 @@ def sample_statistics(
         _raise_on_missing(table, columns, known)
     table = table.drop(
         [name for name in table.columns if name.startswith(("stray", "first"))]
+    ).with_columns(
+        # the sum over the count, as when batches merge: 0/1 scores give the same float
+        pl.when(pl.col(f"n{i}") > 0).then(pl.col(f"sum{i}") / pl.col(f"n{i}")).alias(f"mean{i}")
+        for i in range(len(columns))
     )
     per_cluster = None
     if settings.cluster is not None:
@@ -138,13 +143,14 @@ def merge_samples(tables: Sequence[pl.DataFrame], keys: list[str], count: int) -
         n = pl.col(f"n{i}").cast(pl.Float64)
         mean_i = pl.col(f"mean{i}").fill_null(0.0)
         total = n.sum()
-        mean = (n * mean_i).sum() / total
+        mean = pl.col(f"sum{i}").sum() / total
         squares = (
             (pl.col(f"std{i}").fill_null(0.0) ** 2 * (n - 1).clip(lower_bound=0)).sum()
             + (n * (mean_i - mean) ** 2).sum()
         )
         aggregations += [
             pl.col(f"n{i}").sum().alias(f"n{i}"),
+            pl.col(f"sum{i}").sum().alias(f"sum{i}"),
             pl.when(total > 0).then(mean).alias(f"mean{i}"),
             pl.when(total > 1).then((squares / (total - 1)).sqrt()).alias(f"std{i}"),
             pl.col(f"binary{i}").all().alias(f"binary{i}"),

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 
 import polars as pl
 
-from evalframe.errors import EvalframeError, without_plan
+from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
 from evalframe.metrics.request import parse_request
 from evalframe.stats._sample import CLUSTER, Settings
@@ -229,6 +229,10 @@ def combine(
                 f"combine: item {i} is a {type(part).__name__}, not a Partial; make each with "
                 "evalframe.partial(batch, ...)"
             )
+    # a batch without rows cannot read what its columns are (the scoring record is in the
+    # rows); it adds nothing, so it is left out
+    filled = [part for part in parts if part.rows > 0]
+    parts = filled or parts[:1]
     _check_same(parts)
     first = parts[0]
     keys = list(first.by)
@@ -294,7 +298,11 @@ def _cluster_choice(
         return None, True, False
     if isinstance(cluster, str):
         if cluster not in schema:
-            raise EvalframeError(f"cluster={cluster!r}: no such column; available: {list(schema)}")
+            raise OptionError(
+                f"cluster={cluster!r}: no such column; available: {list(schema)}",
+                option="cluster", value=cluster, clause=False,
+                problem=f"no such column; available: {', '.join(schema)}",
+            )
         return checked_clusters(frame, cluster), True, True
     if cluster not in (None, True):
         raise EvalframeError(f"cluster={cluster!r}: expected a column name, None or False")
