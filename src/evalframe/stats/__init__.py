@@ -19,6 +19,7 @@ from evalframe.stats.methods import (
     INTERVAL_METHODS,
     STDERR_METHODS,
 )
+from evalframe.stats.partial import Partial, combine, partial
 from evalframe.stats.power import PairedVariance, mde, paired_variance, power, sample_size
 from evalframe.stats.signature import signature
 from evalframe.stats.significance import paired_ar, paired_bootstrap
@@ -30,9 +31,11 @@ __all__ = [
     "INTERVAL_METHODS",
     "STDERR_METHODS",
     "PairedVariance",
+    "Partial",
     "aggregate",
     "cluster_column",
     "clustered_stderr",
+    "combine",
     "compare",
     "group_tasks",
     "mde",
@@ -40,6 +43,7 @@ __all__ = [
     "paired_ar",
     "paired_bootstrap",
     "paired_variance",
+    "partial",
     "power",
     "question_mean_stderr",
     "sample_size",

@@ -19,9 +19,11 @@ from evalframe.stats import intervals
 from evalframe.stats.columns import MetricColumn, check_unknown_missing
 from evalframe.stats.methods import INTERVAL_METHODS, STDERR_METHODS
 from evalframe.stats.signature import signature
-from evalframe.stats.stderr import clustered_stderr_expr
+from evalframe.stats.stderr import clustered_from_sums
 
 _ALL = "__evalframe_all__"
+#: The cluster id column of the per-(group, cluster) statistics.
+CLUSTER = "__evalframe_cluster__"
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,26 @@ class Settings:
 def sample_table(
     frame: pl.LazyFrame, keys: list[str], columns: Sequence[MetricColumn], settings: Settings
 ) -> pl.DataFrame:
-    """One row per group x column: counts, value, stderr, interval, signature.
+    """One row per group x column: counts, value, stderr, interval, signature."""
+    summary, per_cluster = sample_statistics(frame, keys, columns, settings)
+    return finish_samples(
+        merge_samples([summary], keys, len(columns)),
+        [per_cluster] if per_cluster is not None else None,
+        keys, columns, settings,
+    )
 
-    Every column's counts, mean, standard deviation and missing answers come from one
-    group-by (with ``missing="error"``, the first missing row too, raised after it);
-    only clustered standard errors need a pass of their own.
+
+def sample_statistics(
+    frame: pl.LazyFrame, keys: list[str], columns: Sequence[MetricColumn], settings: Settings
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(per group, per (group, cluster)): the sufficient statistics of every column.
+
+    Per group (``keys``, or one group ``__evalframe_all__``) and column ``i``: ``n{i}``
+    (rows that count), ``mean{i}``, ``std{i}`` (``ddof=1``), ``binary{i}`` (every score 0
+    or 1), ``missing{i}`` (missing answers; absent where unknown) and ``null{i}`` (rows
+    that cannot be scored), from one group-by (with ``missing="error"``, the first missing
+    row too, raised after it). With ``settings.cluster``, per (group, cluster id in
+    ``__cluster``): ``rows``, and each column's ``sum{i}`` and ``count{i}``.
     """
     derived_columns = []
     known = []
@@ -88,10 +105,83 @@ def sample_table(
         check_unknown_missing(column, int(table[f"null{i}"].sum() or 0), settings.missing)
     if raising:
         _raise_on_missing(table, columns, known)
+    table = table.drop(
+        [name for name in table.columns if name.startswith(("stray", "first"))]
+    )
+    per_cluster = None
     if settings.cluster is not None:
-        table = _with_clusters(table.lazy(), derived, keys, columns, settings).collect()
+        per_cluster = (
+            derived.group_by([*group, pl.col(settings.cluster).alias(CLUSTER)])
+            .agg(
+                pl.len().alias("rows"),
+                *[pl.col(f"__v{i}").sum().alias(f"sum{i}") for i in range(len(columns))],
+                *[pl.col(f"__v{i}").count().alias(f"count{i}") for i in range(len(columns))],
+            )
+            .collect()
+        )
+    return table, per_cluster
+
+
+def merge_samples(tables: Sequence[pl.DataFrame], keys: list[str], count: int) -> pl.DataFrame:
+    """The per-group statistics of :func:`sample_statistics` over several batches, merged.
+
+    Counts add; means and standard deviations merge by Chan, Golub and LeVeque's pairwise
+    formula (the sum of squared deviations of the whole is each part's plus ``n_i (mean_i -
+    mean)**2``). One table is returned as it is.
+    """
+    if len(tables) == 1:
+        return tables[0]
+    on = keys or [_ALL]
+    stacked = pl.concat(tables, how="vertical_relaxed")
+    aggregations = []
+    for i in range(count):
+        n = pl.col(f"n{i}").cast(pl.Float64)
+        mean_i = pl.col(f"mean{i}").fill_null(0.0)
+        total = n.sum()
+        mean = (n * mean_i).sum() / total
+        squares = (
+            (pl.col(f"std{i}").fill_null(0.0) ** 2 * (n - 1).clip(lower_bound=0)).sum()
+            + (n * (mean_i - mean) ** 2).sum()
+        )
+        aggregations += [
+            pl.col(f"n{i}").sum().alias(f"n{i}"),
+            pl.when(total > 0).then(mean).alias(f"mean{i}"),
+            pl.when(total > 1).then((squares / (total - 1)).sqrt()).alias(f"std{i}"),
+            pl.col(f"binary{i}").all().alias(f"binary{i}"),
+            pl.col(f"null{i}").sum().cast(pl.UInt32).alias(f"null{i}"),
+        ]
+        if f"missing{i}" in stacked.columns:
+            aggregations.append(pl.col(f"missing{i}").sum().cast(pl.UInt32).alias(f"missing{i}"))
+    return stacked.group_by(on, maintain_order=True).agg(aggregations)
+
+
+def merge_clusters(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    """The per-(group, cluster) statistics of several batches, added up."""
+    if len(tables) == 1:
+        return tables[0]
+    on = [*(keys or [_ALL]), CLUSTER]
+    stacked = pl.concat(tables, how="vertical_relaxed")
+    return stacked.group_by(on, maintain_order=True).agg(
+        pl.exclude(on).sum()
+    )
+
+
+def finish_samples(
+    table: pl.DataFrame,
+    per_cluster: Sequence[pl.DataFrame] | None,
+    keys: list[str],
+    columns: Sequence[MetricColumn],
+    settings: Settings,
+) -> pl.DataFrame:
+    """Aggregate rows from merged statistics: value, stderr, interval, signature."""
+    if settings.cluster is not None:
+        if per_cluster is None:  # pragma: no cover - the caller passes them when clustering
+            raise EvalframeError("clustered standard errors need the per-cluster statistics")
+        merged = merge_clusters(per_cluster, keys)
+        table = _with_clusters(table.lazy(), merged.lazy(), keys, columns).collect()
+    known = [f"missing{i}" in table.columns for i in range(len(columns))]
     parts = [
-        _finish(table, keys, i, column, settings, known=i in known)
+        _finish(table, keys, i, column, settings, known=known[i])
         for i, column in enumerate(columns)
     ]
     return pl.concat(parts, how="vertical_relaxed")
@@ -99,17 +189,16 @@ def sample_table(
 
 def _with_clusters(
     summary: pl.LazyFrame,
-    derived: pl.LazyFrame,
+    per_cluster: pl.LazyFrame,
     keys: list[str],
     columns: Sequence[MetricColumn],
-    settings: Settings,
 ) -> pl.LazyFrame:
     """Join each column's clustered (and question-mean) standard error and cluster count."""
     join_on = keys or [_ALL]
-    if not keys:
-        derived = derived.with_columns(pl.lit(0).alias(_ALL))
     for i, _ in enumerate(columns):
-        robust = clustered_stderr_expr(derived, join_on, f"__v{i}", settings.cluster).select(
+        robust = clustered_from_sums(
+            per_cluster.filter(pl.col(f"count{i}") > 0), join_on, f"sum{i}", f"count{i}"
+        ).select(
             *join_on,
             pl.col("n_clusters").alias(f"clusters{i}"),
             pl.col("stderr").alias(f"clustered{i}"),

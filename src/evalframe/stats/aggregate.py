@@ -19,8 +19,8 @@ import polars as pl
 from evalframe._progress import shows_progress
 from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.io.load import Source, scan
-from evalframe.stats._corpus import corpus_table
-from evalframe.stats._sample import Settings, sample_table
+from evalframe.stats._sample import Settings
+from evalframe.stats._sufficient import AGGREGATE_COLUMNS, batch_statistics, finish
 from evalframe.stats.columns import (
     MetricColumn,
     check_nan_scores,
@@ -30,11 +30,6 @@ from evalframe.stats.columns import (
 from evalframe.stats.methods import INTERVAL_METHODS, STDERR_METHODS, check_method
 from evalframe.stats.missing import check_policy
 from evalframe.stats.options import check_flag, check_level, check_replicates, check_seed
-
-AGGREGATE_COLUMNS = (
-    "metric", "n", "n_missing", "n_null", "value", "stderr", "ci_low", "ci_high", "n_clusters",
-    "signature",
-)
 
 _ALL = "__evalframe_all__"
 
@@ -154,24 +149,7 @@ def aggregate(
     frame = scan(scored)
     schema = frame.collect_schema()
     keys = group_keys(by)
-    missing_keys = [key for key in keys if key not in schema]
-    if missing_keys:
-        raise OptionError(
-            f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}",
-            option="by", value=missing_keys, clause=False,
-            problem=f"no such column(s); available: {', '.join(schema)}",
-        )
-    clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
-    if clashing:
-        names = ", ".join(AGGREGATE_COLUMNS)
-        raise OptionError(
-            f"cannot group by {clashing}: the aggregate table has column(s) of that name "
-            f"({names}); rename the group column(s) first, e.g. "
-            f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})",
-            option="by", value=clashing, clause=False,
-            problem=f"the table has column(s) of that name ({names}); rename the group "
-            "column(s) first",
-        )
+    check_keys(keys, schema)
     found = find_columns(
         frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
     )
@@ -194,6 +172,19 @@ def aggregate(
         raise EvalframeError(
             f"cannot aggregate: {text.splitlines()[0] if text else type(error).__name__}"
         ) from error
+    return arrange(table, keys, chosen, keep_empty=keep_empty, wide=wide)
+
+
+def arrange(
+    table: pl.DataFrame,
+    keys: list[str],
+    chosen: Sequence[MetricColumn],
+    *,
+    keep_empty: bool,
+    wide: bool,
+) -> pl.DataFrame:
+    """The aggregate rows in their order (keys, then the metrics' order), empty groups
+    dropped unless ``keep_empty``, the name parameters added, widened if ``wide``."""
     if not keep_empty:
         table = table.filter(pl.col("n") > 0)
     order = {column.column: i for i, column in enumerate(chosen)}
@@ -204,6 +195,28 @@ def aggregate(
     table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
     table = _with_parameters(table, keys, chosen)
     return widen(table, keys, [column.column for column in chosen]) if wide else table
+
+
+def check_keys(keys: list[str], schema: Mapping[str, pl.DataType]) -> None:
+    """Refuse group keys that are not columns, or that the aggregate table has a column of."""
+    missing_keys = [key for key in keys if key not in schema]
+    if missing_keys:
+        raise OptionError(
+            f"cannot group by {missing_keys}: no such column(s); available: {list(schema)}",
+            option="by", value=missing_keys, clause=False,
+            problem=f"no such column(s); available: {', '.join(schema)}",
+        )
+    clashing = [key for key in keys if key in AGGREGATE_COLUMNS]
+    if clashing:
+        names = ", ".join(AGGREGATE_COLUMNS)
+        raise OptionError(
+            f"cannot group by {clashing}: the aggregate table has column(s) of that name "
+            f"({names}); rename the group column(s) first, e.g. "
+            f"frame.rename({{{clashing[0]!r}: {clashing[0] + '_group'!r}}})",
+            option="by", value=clashing, clause=False,
+            problem=f"the table has column(s) of that name ({names}); rename the group "
+            "column(s) first",
+        )
 
 
 def check_options(
@@ -304,12 +317,12 @@ def _cluster_column(
                 option="cluster", value=cluster, clause=False,
                 problem=f"no such column; available: {', '.join(schema)}",
             )
-        return _checked_clusters(frame, cluster)
+        return checked_clusters(frame, cluster)
     if cluster not in (None, True):
         raise EvalframeError(f"cluster={cluster!r}: expected a column name, None or False")
     role_column = mapping.get("cluster", "cluster")
     if role_column in schema and role_column not in keys:
-        return _checked_clusters(frame, role_column)
+        return checked_clusters(frame, role_column)
     sample_id = mapping.get("sample_id", "sample_id")
     if sample_id in schema and sample_id not in keys:
         group = keys or [pl.lit(0).alias(_ALL)]
@@ -325,7 +338,7 @@ def _cluster_column(
         )
         if found["repeat"].item():
             # null ids: the check's error names the count and the first such row
-            return _checked_clusters(frame, sample_id) if found["nulls"].item() else sample_id
+            return checked_clusters(frame, sample_id) if found["nulls"].item() else sample_id
     if cluster is True or needs_clusters:
         raise EvalframeError(
             "clustering was asked for, but there is no 'cluster' column and 'sample_id' "
@@ -334,7 +347,7 @@ def _cluster_column(
     return None
 
 
-def _checked_clusters(frame: pl.LazyFrame, cluster: str) -> str:
+def checked_clusters(frame: pl.LazyFrame, cluster: str) -> str:
     """``cluster``, after checking no row lacks a cluster id (they would form one cluster)."""
     found = frame.select(
         nulls=pl.col(cluster).is_null().sum(),
@@ -357,34 +370,14 @@ def _aggregate(
     mapping: Mapping[str, str],
     settings: Settings,
 ) -> pl.DataFrame:
-    tables = []
-    samples = [column for column in chosen if column.level == "sample"]
-    if samples:
-        tables.append(sample_table(frame, keys, samples, settings))
-    for column in chosen:
-        if column.level == "corpus":
-            tables.append(corpus_table(frame, keys, column, settings))
-    # a metric whose reference has its own signature (sacrebleu's) adds that column
-    extra = [
-        name for name in ("reference_signature",)
-        if any(name in table.columns and table[name].null_count() < table.height
-               for table in tables)
-    ]
-    return pl.concat(
-        [
-            table.select(
-                *keys, *AGGREGATE_COLUMNS,
-                *(pl.col(name) if name in table.columns
-                  else pl.lit(None, dtype=pl.String).alias(name) for name in extra),
-            )
-            for table in tables
-        ],
-        how="vertical_relaxed",
+    statistics = batch_statistics(
+        frame, keys, chosen, settings, unclustered=settings.cluster is None
     )
+    return finish([statistics], keys, chosen, settings)
 
 
 def _with_parameters(
-    table: pl.DataFrame, keys: list[str], chosen: list[MetricColumn]
+    table: pl.DataFrame, keys: list[str], chosen: Sequence[MetricColumn]
 ) -> pl.DataFrame:
     """Numeric columns for the name parameters of parameterised metrics (``k``, ``tau``)."""
     values: dict[str, dict[str, object]] = {}

@@ -16,6 +16,19 @@ is lighteval's ``bootstrap_stderr`` bug). Nothing loops over rows in Python:
 Randomness comes from ``numpy.random.default_rng(seed)`` afresh for every group and
 metric, so a group's interval does not depend on which other groups are present.
 
+The corpus metrics of :func:`evalframe.aggregate` must give the same replicates however
+the rows were split into batches (:func:`evalframe.combine`), so there the draws never
+depend on the order or the split of the rows:
+
+- Table statistics and clustered statistics are resampled after the batches are merged,
+  from their cells and clusters in sorted order;
+- unclustered Sums statistics use the Poisson bootstrap (Hanley and MacGibbon 2006;
+  Chamandy et al. 2012, the bootstrap of data split over many machines): each row's
+  weight in each replicate is an independent Poisson(1) count, drawn by a counter-based
+  generator (SplitMix64 over the seed, the row's key and the replicate number), so a
+  batch computes its rows' share of every replicate on its own
+  (:func:`poisson_replicate_sums`).
+
 >>> import numpy as np
 >>> from evalframe.metrics.reduce import Sums
 >>> ratio = Sums("ratio", lambda s: s["x"] / s["n"])
@@ -30,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import polars as pl
 
 from evalframe.metrics.reduce import Sums, Table
 
@@ -98,3 +112,96 @@ def bootstrap_clusters(n_clusters: int, replicates: int, seed: int) -> np.ndarra
 def replicate_stderr(scores: np.ndarray) -> float:
     """The standard deviation of the replicate scores (``ddof=1``): the bootstrap stderr."""
     return float(np.std(scores, ddof=1))
+
+
+# --- the Poisson bootstrap, keyed by row --------------------------------------------------
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Poisson(1) CDF thresholds on 32-bit uniforms: a weight is how many a draw reaches.
+_POISSON_THRESHOLDS = None
+
+
+def _thresholds() -> np.ndarray:
+    global _POISSON_THRESHOLDS
+    if _POISSON_THRESHOLDS is None:
+        from scipy.stats import poisson
+
+        cdf = poisson.cdf(np.arange(0, 20), 1.0)
+        edges = np.floor(cdf * 2.0**32)
+        _POISSON_THRESHOLDS = edges[edges < 2.0**32].astype(np.uint64)
+    return _POISSON_THRESHOLDS
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function (Steele, Lea and Flood 2014), elementwise on uint64."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def poisson_weights(keys: np.ndarray, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, len(keys))`` Poisson(1) weights, a pure function of (seed, key, replicate).
+
+    >>> w = poisson_weights(np.arange(50_000, dtype=np.uint64), 4, seed=0)
+    >>> w.shape, round(float(w.mean()), 2), round(float(w.var()), 2)
+    ((4, 50000), 1.0, 1.0)
+    >>> bool((poisson_weights(np.array([7], dtype=np.uint64), 4, 0)
+    ...       == w[:, 7:8]).all())  # a row's weights do not depend on the other rows
+    True
+    """
+    with np.errstate(over="ignore"):
+        base = _mix(np.asarray(keys, dtype=np.uint64) ^ _mix(np.array([seed], dtype=np.uint64)))
+        steps = (np.arange(replicates, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
+        uniform = _mix(base[None, :] + steps[:, None]) >> np.uint64(32)
+    weights = np.zeros(uniform.shape, dtype=np.uint8)
+    for edge in _thresholds():
+        weights += uniform >= edge
+    return weights
+
+
+def poisson_replicate_sums(
+    keys: np.ndarray, matrix: np.ndarray, *, replicates: int, seed: int
+) -> np.ndarray:
+    """``(replicates, fields)``: each replicate's Poisson-weighted column sums of ``matrix``.
+
+    ``keys``: one uint64 per row (:func:`row_keys`); ``matrix``: ``(rows, fields)``
+    statistics. The sums of two batches add up to the sums of the whole, whatever the split.
+
+    >>> keys = np.arange(6, dtype=np.uint64)
+    >>> x = np.arange(12, dtype=np.float64).reshape(6, 2)
+    >>> whole = poisson_replicate_sums(keys, x, replicates=5, seed=1)
+    >>> split = (poisson_replicate_sums(keys[:2], x[:2], replicates=5, seed=1)
+    ...          + poisson_replicate_sums(keys[2:], x[2:], replicates=5, seed=1))
+    >>> bool(np.array_equal(whole, split))
+    True
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    keys = np.asarray(keys, dtype=np.uint64)
+    sums = np.zeros((replicates, matrix.shape[1]), dtype=np.float64)
+    step = max(1, BLOCK // max(replicates, 1))
+    for start in range(0, keys.size, step):
+        weights = poisson_weights(keys[start:start + step], replicates, seed)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf statistics: NaN replicates
+            sums += weights.astype(np.float64) @ matrix[start:start + step]
+    return sums
+
+
+def row_keys(frame: pl.LazyFrame | pl.DataFrame) -> pl.Expr:
+    """A UInt64 key of each row from its content: what the Poisson weights are drawn from.
+
+    A hash of every column (in name order; categorical columns as their text), so a row
+    has the same key in any batch, in any process of the same Polars version. Rows equal
+    in every column share their weights: they are drawn together.
+
+    >>> frame = pl.DataFrame({"b": ["x", "y"], "a": [1, 2]})
+    >>> frame.select(row_keys(frame)).to_series().equals(
+    ...     frame.select("a", "b").select(row_keys(frame)).to_series())
+    True
+    """
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    columns = [
+        pl.col(name).cast(pl.String) if isinstance(dtype, pl.Categorical | pl.Enum)
+        else pl.col(name)
+        for name, dtype in sorted(schema.items())
+    ]
+    return pl.struct(columns).hash(seed=0x5EED)

@@ -960,7 +960,8 @@ def _cell_ids(present: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, np.ndarray
     base = present[_Y].struct.unnest()
     fields = model.columns
     both = pl.concat([model, base])
-    cells = both.unique(maintain_order=True).with_row_index("__ef_id")
+    # sorted, as aggregate orders them: the same value to the last bit
+    cells = both.unique().sort(fields, nulls_last=True).with_row_index("__ef_id")
     ids = both.join(cells, on=fields, how="left", nulls_equal=True, maintain_order="left")[
         "__ef_id"
     ]

@@ -160,11 +160,24 @@ def clustered_stderr_expr(
         .group_by([*keys, cluster])
         .agg(sum=x.sum(), count=x.count())
     )
-    total = pl.col("count").sum()
-    mean = pl.col("sum").sum() / total
+    return clustered_from_sums(per_cluster, keys, "sum", "count")
+
+
+def clustered_from_sums(
+    per_cluster: pl.LazyFrame, keys: Sequence[str], sums: str, counts: str
+) -> pl.LazyFrame:
+    """The second pass of :func:`clustered_stderr_expr`, from each cluster's sum and count.
+
+    ``per_cluster`` holds one row per (group, cluster) with a value count above 0: the
+    statistics that add up across batches, so a clustered standard error can be computed
+    from batches' sums merged (:func:`evalframe.combine`).
+    """
+    keys = list(keys)
+    total = pl.col(counts).sum()
+    mean = pl.col(sums).sum() / total
     clusters = pl.len()
-    residual = ((pl.col("sum") - pl.col("count") * mean) ** 2).sum()
-    question_means = pl.col("sum") / pl.col("count")
+    residual = ((pl.col(sums) - pl.col(counts) * mean) ** 2).sum()
+    question_means = pl.col(sums) / pl.col(counts)
     aggregations = [
         total.alias("n"),
         clusters.cast(pl.UInt32).alias("n_clusters"),
