@@ -13,9 +13,11 @@ import argparse
 import io
 import json
 import logging
+import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -66,17 +68,31 @@ def ray_engine(args: argparse.Namespace) -> ModuleType | None:
     return efr
 
 
-def connect(efr: ModuleType, args: argparse.Namespace) -> None:
-    """Start or join the cluster, with Ray's own logging kept off the command's stderr."""
+@contextmanager
+def session(efr: ModuleType, args: argparse.Namespace) -> Iterator[None]:
+    """Connected to the cluster while the block runs, Ray's own output kept off the
+    command's: its logging silenced, and the messages the cluster sends every driver
+    (which Ray prints to ``sys.stdout``, where a table or parquet goes) sent to stderr
+    (nowhere with ``--quiet``). Disconnected at the end, before anything is written."""
+    import ray
     import ray.data
 
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    efr.init(args.address, logging_level=logging.ERROR, log_to_driver=False)
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    context.execution_options.preserve_order = True  # rows in the input's order
+    stdout = sys.stdout
+    sys.stdout = open(os.devnull, "w", encoding="utf-8") if args.quiet else sys.stderr  # noqa: SIM115
+    try:
+        efr.init(args.address, logging_level=logging.ERROR, log_to_driver=False)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        context.execution_options.preserve_order = True  # rows in the input's order
+        yield
+    finally:
+        ray.shutdown()
+        if sys.stdout is not sys.stderr:
+            sys.stdout.close()
+        sys.stdout = stdout
 
 
 def check_whole_input(args: argparse.Namespace) -> None:
@@ -118,18 +134,20 @@ def score_on_ray(
             "(-o NAME.parquet), or parquet on standard output (-o -)"
         )
     stdout = sys.stdout.buffer if output == STDIO else None  # a closed one fails here, first
-    connect(efr, args)
-    scored = efr.score(args.inputs, args.metrics, columns=mapping, overwrite=args.overwrite)
-    with progress(f"scoring {len(requests)} metric(s) on Ray", args.quiet):
-        if stdout is not None:
-            buffer = io.BytesIO()
-            efr.collect(scored).write_parquet(buffer, metadata=_metadata(requests))
-            stdout.write(buffer.getvalue())
-            sys.stdout.flush()
-        elif output is None:  # the record of the scoring is for programs, not the terminal
-            show(efr.collect(scored).drop(CONTRACT_COLUMN))
+    frame = None
+    with progress(f"scoring {len(requests)} metric(s) on Ray", args.quiet), session(efr, args):
+        scored = efr.score(args.inputs, args.metrics, columns=mapping, overwrite=args.overwrite)
+        if output in (None, STDIO):
+            frame = efr.collect(scored)
         else:
             efr.save(scored, output)
+    if stdout is not None and frame is not None:
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, metadata=_metadata(requests))
+        stdout.write(buffer.getvalue())
+        sys.stdout.flush()
+    elif frame is not None:  # the record of the scoring is for programs, not the terminal
+        show(frame.drop(CONTRACT_COLUMN))
 
 
 def _metadata(requests: Sequence[MetricRequest]) -> dict[str, str]:
@@ -166,8 +184,7 @@ def aggregate_on_ray(
     roles = recorded_mapping(paths) if paths else {}
     names = {name: recorded.get(name) for name in args.metrics} if args.metrics else None
     options = {**options, "columns": {**roles, **options["columns"]}}
-    connect(efr, args)
-    with progress("aggregating on Ray", args.quiet):
+    with progress("aggregating on Ray", args.quiet), session(efr, args):
         table = efr.aggregate(list(inputs), by=keys, metrics=names, keep_empty=True, **options)
     repeated = table.filter(pl.col("n_clusters") < pl.col("n"))
     clustered = None
