@@ -54,6 +54,7 @@ def cluster() -> Iterator[str]:
     this process is its driver. Every process it started is stopped, even on failure."""
     if not HAS_RAY:
         pytest.skip(NO_RAY)
+    saved = {name: os.environ.get(name) for name in RAY_ENVIRONMENT}
     os.environ.update(RAY_ENVIRONMENT)
     import ray
     import ray._private.ray_constants as constants
@@ -83,6 +84,11 @@ def cluster() -> Iterator[str]:
         if nodes is not None:
             nodes.shutdown()
         constants.ENABLE_RAY_CLUSTER = loopback
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="module")

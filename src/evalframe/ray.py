@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 #: File name endings read with ``ray.data.read_parquet`` and ``ray.data.read_json``.
-PARQUET = (".parquet",)
+PARQUET = (".parquet", ".pq")
 JSON_LINES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 #: An address of a running cluster: ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``.
 _ADDRESS = re.compile(r"^(auto|(ray://)?[A-Za-z0-9_.\-\[\]:]+:\d{1,5})$")
@@ -167,10 +167,13 @@ def read(source: Any) -> ray.data.Dataset:
     node: a shared file system, or ``s3://``-style URIs, which go to Ray unexpanded). The
     files must all be parquet or all JSON lines.
 
-    >>> read("runs/*.csv")  # doctest: +ELLIPSIS
+    >>> import pathlib, tempfile
+    >>> table = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+    >>> _ = table.write_text("prediction,gold\\na,a\\n")
+    >>> read(table)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    evalframe.errors.EvalframeError: no file matches 'runs/*.csv'...
+    evalframe.errors.EvalframeError: .../runs.csv: evalframe.ray reads parquet (.parquet) and JSON lines...
     """
     if isinstance(source, ray.data.Dataset):
         return source
