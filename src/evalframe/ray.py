@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,7 +48,7 @@ from evalframe.io.paths import expand_paths
 from evalframe.metrics.request import parse_requests
 from evalframe.scored import CONTRACT_COLUMN
 from evalframe.stats.aggregate import aggregate as aggregate_frame
-from evalframe.stats.aggregate import check_options, group_keys
+from evalframe.stats.aggregate import check_keys, check_options, group_keys
 
 #: How to install what this module needs.
 INSTALL_HINT = 'pip install "evalframe[ray]"'
@@ -270,9 +271,12 @@ def score(
     init(address)
     source = read(dataset)
     schema = _schema(source)
+    scored_schema = None
     if schema is not None:  # the mapping against the columns, before any task runs
-        score_frame(schema.to_frame(), metrics, columns=mapping, overwrite=overwrite)
-    return source.map_batches(
+        scored_schema = score_frame(
+            schema.to_frame(), metrics, columns=mapping, overwrite=overwrite
+        ).schema
+    scored = source.map_batches(
         _score_block,
         batch_format="pyarrow",
         zero_copy_batch=True,
@@ -281,6 +285,9 @@ def score(
             "metrics": metrics, "columns": mapping, "overwrite": overwrite, "schema": schema,
         },
     )
+    if scored_schema is not None:
+        _SCORED_SCHEMAS[scored] = scored_schema
+    return scored
 
 
 def aggregate(
@@ -306,9 +313,9 @@ def aggregate(
     (:func:`evalframe.partial`: counts, sums, per-cluster sums, corpus statistics,
     bootstrap replicate sums), one small record per block; the driver merges them
     (:func:`evalframe.combine`) into the table :func:`evalframe.aggregate` gives over all
-    the rows: the same groups, numbers and signatures. The options are checked on the
-    driver first, and then against the dataset's first row (group columns, metric
-    columns, the contract) before any task runs.
+    the rows: the same groups, numbers and signatures. The options, the group columns and
+    the cluster column are checked on the driver before any task runs (against the
+    dataset's first row where Ray knows no schema without running it).
 
     ``dataset``: a scored ``ray.data.Dataset`` (from :func:`score`), or scored parquet /
     JSON lines files. The other arguments are :func:`evalframe.aggregate`'s, and
@@ -329,10 +336,15 @@ def aggregate(
     }
     init(address)
     source = read(dataset)
-    with _raised_here():
-        head = _head(source)
-    if head is not None:  # the data's own checks (columns, contract), on one row
-        aggregate_frame(head, keys, metrics, keep_empty=True, **reducing)
+    schema = _known_schema(source)
+    if schema is not None:  # the columns, before any task runs
+        check_keys(keys, schema)
+        _check_cluster(cluster, schema)
+    else:  # the data's own checks (columns, contract), on its first row
+        with _raised_here():
+            head = _head(source)
+        if head is not None:
+            aggregate_frame(head, keys, metrics, keep_empty=True, **reducing)
     parts = source.map_batches(
         _partial_block,
         batch_format="pyarrow",
@@ -344,8 +356,7 @@ def aggregate(
     # A fixed order of the parts (their bytes), whatever order the blocks finished in.
     partials = [pickle.loads(blob) for blob in sorted(blobs)]
     if not partials:
-        empty = head.clear() if head is not None else _empty(source)
-        partials = [ef.partial(empty, keys, metrics, **reducing)]
+        partials = [ef.partial(_empty(source), keys, metrics, **reducing)]
     return ef.combine(partials, ci=ci, interval=interval, keep_empty=keep_empty, wide=wide)
 
 
@@ -403,9 +414,39 @@ def _schema(dataset: ray.data.Dataset) -> pl.Schema | None:
     return frame.schema
 
 
+#: The schema of each dataset :func:`score` made (Ray knows it only by running the plan).
+_SCORED_SCHEMAS: weakref.WeakKeyDictionary[ray.data.Dataset, pl.Schema] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _known_schema(dataset: ray.data.Dataset) -> pl.Schema | None:
+    """The polars schema of ``dataset`` where it is known without running anything."""
+    known = _SCORED_SCHEMAS.get(dataset)
+    if known is not None:
+        return known
+    found = dataset.schema(fetch_if_missing=False)
+    if found is None or not isinstance(found.base_schema, pa.Schema):
+        return None
+    frame = pl.from_arrow(found.base_schema.empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.schema
+
+
+def _check_cluster(cluster: object, schema: pl.Schema) -> None:
+    """A ``cluster=`` column the data does not have: the error :func:`evalframe.aggregate`
+    raises."""
+    if isinstance(cluster, str) and cluster not in schema:
+        raise OptionError(
+            f"cluster={cluster!r}: no such column; available: {list(schema)}",
+            option="cluster", value=cluster, clause=False,
+            problem=f"no such column; available: {', '.join(schema)}",
+        )
+
+
 def _empty(dataset: ray.data.Dataset) -> pl.DataFrame:
     """A frame with no rows and ``dataset``'s columns."""
-    schema = _schema(dataset)
+    schema = _known_schema(dataset) or _schema(dataset)
     if schema is None:
         raise EvalframeError("the dataset has no rows and no Arrow schema: nothing to read")
     return _with_contract_dtype(schema.to_frame())
