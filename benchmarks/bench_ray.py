@@ -1,7 +1,7 @@
 """evalframe on a local Ray cluster against one process: the cost of going distributed.
 
 Usage: ``python benchmarks/bench_ray.py [--rows 1000000,10000000] [--files 16]
-[--cpus 2] [--repeat 2] [--seed S]``
+[--cpus 2] [--repeat 3] [--seed S]``
 
 One seeded QA dump per size (``_qa_data.chunk``: distinct Unicode text on every row,
 1-3 gold alternatives, pass@k counts), with ``model`` (4) and ``task`` (25) columns,
@@ -15,7 +15,8 @@ written as ``--files`` parquet files. The same pipeline both ways, files in, tab
 
 The tables are checked equal (counts and signatures exactly, numbers within 1e-12; how
 many numbers are bit for bit the same is reported). Reported per size: both wall
-times, the overhead ratio (Ray / one process) and the time per row. Writes
+times (best of ``--repeat``), the overhead ratio (Ray / one process) and the time per row;
+with two sizes or more, Ray's time per row at the largest over the smallest. Writes
 ``benchmarks/results/ray.json``. On one machine Ray cannot be faster than polars, which
 already uses every core: the ratio is what the distribution costs, paid back by adding
 machines (``docs/scale.md``).
@@ -36,7 +37,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import polars as pl
-from _harness import load_average, peak_rss_mb, timed, write_results
+from _harness import growth_check, load_average, peak_rss_mb, timed, write_results
 from _qa_data import chunk
 
 import evalframe as ef
@@ -92,7 +93,7 @@ def main() -> None:
     parser.add_argument("--rows", default="10000000", help="comma-separated sizes")
     parser.add_argument("--files", type=int, default=16, help="parquet files per size")
     parser.add_argument("--cpus", type=int, default=2, help="CPUs of the local cluster")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each (best is kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each (best is kept)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     sizes = [int(part) for part in args.rows.split(",") if part.strip()]
@@ -137,6 +138,12 @@ def main() -> None:
     finally:
         ray.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
+    growth = None
+    if len(runs) > 1:  # the time per row on Ray from the smallest size to the largest
+        small, large = runs[0], runs[-1]
+        growth = growth_check(small["rows"], small["ray_s"], large["rows"], large["ray_s"])
+        print(f"Ray: time per row at {large['rows']:,} rows / at {small['rows']:,}: "
+              f"{growth['time_per_row_growth']}")
     write_results(
         "ray",
         {
@@ -149,6 +156,7 @@ def main() -> None:
             ),
             "cluster": f"local, {args.cpus} CPUs, started in {startup:.1f} s (not timed)",
             "runs": runs,
+            "no_superlinear": growth,
             "process_peak_rss_mb": peak_rss_mb(),
             "load_average_at_end": load_average(),
         },

@@ -361,6 +361,9 @@ def test_the_command_line_gives_the_same_output(cluster, mmlu, mmlu_files, tmp_p
         on_ray = _run("aggregate", str(folder), "--by", "category", *extra, *ray_engine)
         assert printed.returncode == 0 and on_ray.returncode == 0, on_ray.stderr.decode()
         assert on_ray.stdout == printed.stdout
+    # the folder, read by the default engine: the same table
+    folder_here = _run("aggregate", str(folder), "--by", "category")
+    assert folder_here.stdout == _run("aggregate", str(single), "--by", "category").stdout
     written = {}
     for name, source, engine in (("polars", single, []), ("ray", folder, ray_engine)):
         written[name] = tmp_path / f"table-{name}.csv"

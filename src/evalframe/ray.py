@@ -165,8 +165,9 @@ def read(source: Any) -> ray.data.Dataset:
     """A Ray ``Dataset`` of ``source``: a Dataset as it is, or parquet / JSON lines files.
 
     ``source`` is a path, a glob, a folder or a list of them (every file is read from every
-    node: a shared file system, or ``s3://``-style URIs, which go to Ray unexpanded). The
-    files must all be parquet or all JSON lines.
+    node: a shared file system, or ``s3://``-style URIs of files or folders of parquet
+    files, which go to Ray as they are: no globs there). The files must all be parquet or
+    all JSON lines.
 
     >>> import pathlib, tempfile
     >>> table = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
@@ -188,12 +189,13 @@ def read(source: Any) -> ray.data.Dataset:
     local = [item for item in items if "://" not in str(item)]
     files = [str(path.resolve()) for path in expand_paths(local, readable=PARQUET + JSON_LINES)]
     files += remote
-    kinds = {_kind(name) for name in files}
+    # a remote name without a file ending is a folder of parquet files (Ray lists it)
+    kinds = {_kind(name) or ("parquet" if "://" in name else None) for name in files}
     if kinds == {"parquet"}:
         return ray.data.read_parquet(files)
     if kinds == {"json"}:
         return ray.data.read_json(files, lines=True)
-    unknown = [name for name in files if _kind(name) is None]
+    unknown = [name for name in files if _kind(name) is None and "://" not in name]
     if unknown:
         raise EvalframeError(
             f"{unknown[0]}: evalframe.ray reads parquet (.parquet) and JSON lines (.jsonl, "
