@@ -203,6 +203,27 @@ def test_a_ray_dataset_and_json_lines_files_score_the_same(efr, mmlu, tmp_path):
 # -- aggregating ----------------------------------------------------------------------------
 
 
+@needs_ray
+def test_an_empty_block_scores_to_no_rows_and_adds_no_partial():
+    """A block without rows (an empty file, a filter) is scored to no rows, and reduced to
+    no partial: its contract cannot be read, so its partial would not match the others'."""
+    from evalframe import ray as efr
+
+    rows = pl.DataFrame({"pred": ["A", "B"], "answer": ["A", "C"], "category": ["x", "y"]})
+    empty = efr._score_block(
+        rows.clear().to_arrow(), metrics=MMLU_METRICS, columns=MMLU_COLUMNS, overwrite=False,
+        schema=rows.schema,
+    )
+    scored = ef.score(rows, MMLU_METRICS, columns=MMLU_COLUMNS)
+    assert empty.num_rows == 0
+    assert pl.from_arrow(empty).schema == scored.schema
+    options = {"missing": "wrong", "cluster": None, "stderr": "auto", "columns": None,
+               "bootstrap": 1000, "seed": 0}
+    assert efr._partial_block(empty, by=["category"], metrics=None, options=options).num_rows == 0
+    one = efr._partial_block(scored.to_arrow(), by=["category"], metrics=None, options=options)
+    assert one.num_rows == 1
+
+
 @pytest.mark.slow
 @pytest.mark.subprocess
 @needs_ray

@@ -497,6 +497,8 @@ def _partial_block(
     import evalframe as ef
 
     frame = _with_contract_dtype(_frame(batch, None))
+    if not frame.height:  # an empty block adds nothing (and holds no contract to read)
+        return pa.table({PARTIAL_COLUMN: pa.array([], type=pa.large_binary())})
     with _raised_in_worker(rows=frame.height):
         part = ef.partial(frame, by, metrics, **options)
     blob = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
