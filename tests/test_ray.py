@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,7 @@ def cluster() -> Iterator[str]:
         ray.shutdown()
         if nodes is not None:
             nodes.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)  # the cluster's logs and sockets
         constants.ENABLE_RAY_CLUSTER = loopback
         for name, value in saved.items():
             if value is None:
