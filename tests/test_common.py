@@ -460,6 +460,15 @@ def test_chunked_input_and_streaming_equal_one_batch(case):
     assert streamed.equals(whole)
 
 
+def test_no_rows_score_to_no_rows(case):
+    """A batch without rows (an empty file, a Ray block) scores to an empty frame of the
+    same columns and types as any other batch."""
+    name, frame = case
+    empty = ef.score(frame.clear(), [name])
+    assert empty.height == 0
+    assert empty.schema == ef.score(frame, [name]).schema
+
+
 def test_missing_role_raises(case):
     name, frame = case
     with pytest.raises(EvalframeError, match=re.escape(repr(name))):

@@ -41,13 +41,14 @@ from evalframe._registry import Registry
 from evalframe._version import __version__
 from evalframe.cli_extract import add_extract_parsers, run_extract
 from evalframe.cli_judge import add_judge_parser, run_judge
+from evalframe.cli_ray import aggregate_on_ray, ray_engine, score_on_ray
 from evalframe.engine import collect, prepare_input, score_plan
 from evalframe.errors import EvalframeError, OptionError, without_plan
 from evalframe.extract.table import EXTRACTORS
 from evalframe.io._atomic import resolve_target
 from evalframe.io._cast import DTYPE_NAMES, parse_dtype
 from evalframe.io.adapters import LAYOUTS, format_names
-from evalframe.io.formats import WRITE_FORMATS, format_of
+from evalframe.io.formats import READ_FORMATS, WRITE_FORMATS, format_of
 from evalframe.io.join import join_metadata, key_columns
 from evalframe.io.load import expand_paths, scan
 from evalframe.io.save import save
@@ -157,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_shaping(score)
     _add_reading(score)
+    _add_engine(score, "score each block of the input in a Ray worker; -o NAME.parquet "
+                "writes a folder of parquet files there")
     _add_common(score)
 
     rescoring = commands.add_parser(
@@ -289,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="key column(s) of --join (default model)",
     )
     _add_reading(agg)
+    _add_engine(agg, "reduce each block of the input to its statistics in a Ray worker and "
+                "merge them: the same table")
     agg.add_argument(
         "-o", "--output", metavar="PATH",
         help="write the table to a file instead of the terminal: data (.parquet, .csv, .json, "
@@ -606,6 +611,23 @@ def _emit(table: pl.DataFrame, args: argparse.Namespace, *, wide: bool = False,
         sys.stdout.write(formatted(table, wide=wide).render(args.format))
 
 
+#: The engines of ``score`` and ``aggregate``: one process, or a Ray cluster.
+ENGINES = ("polars", "ray")
+
+
+def _add_engine(parser: argparse.ArgumentParser, ray_help: str) -> None:
+    parser.add_argument(
+        "--engine", choices=ENGINES, default="polars",
+        help=f"polars (default: this process) or ray ({ray_help}; needs the ray extra: "
+        'pip install "evalframe[ray]"; see docs/scale.md)',
+    )
+    parser.add_argument(
+        "--address", metavar="ADDRESS",
+        help="with --engine ray, the cluster: auto (the one 'ray start --head' started on "
+        "this machine) or HOST:PORT (its head node); default: a new local cluster",
+    )
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     parser.add_argument(
@@ -731,6 +753,11 @@ def _run_score(args: argparse.Namespace) -> int:
     mapping = _column_mapping(args.col)
     requests = _usage(parse_requests, args.metrics)  # checked before any input is read
     reading = _reading(args)
+    efr = ray_engine(args)
+    if efr is not None:
+        _shaping(args)
+        score_on_ray(args, efr, requests, mapping, _show)
+        return EXIT_OK
     frame = prepare_input(args.inputs, columns=mapping, **_shaping(args), **reading)
     scored, planned = score_plan(frame, requests, mapping, overwrite=args.overwrite)
     metadata = {
@@ -822,12 +849,35 @@ def _run_aggregate(args: argparse.Namespace) -> int:
     inputs = [path for path in args.inputs if path != STDIO]
     if inputs and len(inputs) != len(args.inputs):
         raise UsageError("evalframe aggregate: give files or '-' for standard input, not both")
+    if args.cluster and args.no_cluster:
+        raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
+    efr = ray_engine(args)
+    if efr is not None:
+        keys = _keys(args.by)
+        with _options("aggregate", AGGREGATE_OPTIONS):
+            table, clustered = aggregate_on_ray(args, efr, inputs, keys, _aggregating(args, {}))
+        return _aggregate_table(args, table, keys, clustered)
     if inputs:
-        paths = expand_paths(inputs)
+        paths = expand_paths(inputs, readable=tuple(READ_FORMATS))
         frame, recorded = scan(inputs, **reading), recorded_metrics(paths)
         return _aggregate_frame(args, frame, recorded, recorded_mapping(paths))
     with _stdin_parquet() as (frame, recorded, roles):
         return _aggregate_frame(args, frame, recorded, roles)
+
+
+def _keys(text: str) -> list[str]:
+    """Comma-separated column names (``--by``)."""
+    return [key.strip() for key in text.split(",") if key.strip()]
+
+
+def _aggregating(args: argparse.Namespace, roles: dict[str, str]) -> dict[str, Any]:
+    """The arguments of ``aggregate`` the command line gives, but ``by`` and ``metrics``."""
+    return {
+        "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
+        "missing": args.missing, "interval": args.interval,
+        "cluster": False if args.no_cluster else args.cluster, "stderr": args.stderr,
+        "columns": {**roles, **_column_mapping(args.col, "aggregate")},
+    }
 
 
 def _aggregate_frame(
@@ -837,18 +887,9 @@ def _aggregate_frame(
     roles: dict[str, str],
 ) -> int:
     """``evalframe aggregate`` on its input: one aggregation, then the table's notes."""
-    if args.cluster and args.no_cluster:
-        raise UsageError("evalframe aggregate: give --cluster COLUMN or --no-cluster, not both")
-    keys = [key.strip() for key in args.by.split(",") if key.strip()]
+    keys = _keys(args.by)
     names, lost = _metric_columns(args, frame, recorded, roles)
-    clustering = {
-        "cluster": False if args.no_cluster else args.cluster, "stderr": args.stderr,
-        "columns": {**roles, **_column_mapping(args.col, "aggregate")},
-    }
-    options = {
-        "ci": args.ci, "bootstrap": args.bootstrap, "seed": args.seed,
-        "missing": args.missing, "interval": args.interval, **clustering,
-    }
+    options = _aggregating(args, roles)
     with _options("aggregate", AGGREGATE_OPTIONS), progress("aggregating", args.quiet):
         table = aggregate(frame, by=keys, metrics=names, keep_empty=True, **options)
     if lost and not args.quiet:
@@ -859,7 +900,16 @@ def _aggregate_frame(
     # for the notes: the column the standard errors are clustered on, where some group's
     # rows repeat it
     repeated = not args.quiet and table.filter(pl.col("n_clusters") < pl.col("n")).height > 0
+    clustering = {key: options[key] for key in ("cluster", "stderr", "columns")}
     clustered = cluster_column(frame, keys, names, **clustering) if repeated else None
+    return _aggregate_table(args, table, keys, clustered)
+
+
+def _aggregate_table(
+    args: argparse.Namespace, table: pl.DataFrame, keys: list[str], clustered: str | None
+) -> int:
+    """The aggregate table (every group) as the command shows or writes it, with its notes
+    (``clustered``: the column the standard errors were clustered on, where rows repeat)."""
     everything = table.height
     if not args.keep_empty:
         table = table.filter(pl.col("n") > 0)
@@ -1278,6 +1328,8 @@ def _check_output(args: argparse.Namespace) -> None:
             f"evalframe {command}: -o -: this table is written to a file; standard output "
             "takes the parquet of 'score' and 'extract' only"
         )
+    if args.command == "score" and getattr(args, "engine", "polars") == "ray":
+        return  # a folder of parquet files (evalframe.cli_ray.score_on_ray checks it)
     if args.command == "report":
         if not output.lower().endswith((".html", ".htm")):
             raise UsageError(f"evalframe report: -o {output}: a report is an HTML file (.html)")

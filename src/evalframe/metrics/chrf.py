@@ -715,7 +715,7 @@ def _statistics_expr(
         stats, scored = segment_statistics(prediction_values, series[1], **options)
         mask = pl.Series(scored)
         if sentence:
-            orders = stats.reshape(stats.shape[0], -1, 3)
+            orders = stats.reshape(stats.shape[0], len(fields) // 3, 3)  # 0 rows too
             values = f_score(
                 orders[:, :, 0], orders[:, :, 1], orders[:, :, 2],
                 beta=options["beta"], eps_smoothing=options["eps_smoothing"],

@@ -110,7 +110,9 @@ def _score_batch(series: Sequence[pl.Series]) -> pl.Series:
         _score_rows(pred.slice(offset, length), golds.slice(offset, length))
         for offset, length in byte_slices(row_bytes)
     ]
-    if len(parts) == 1:
+    if not parts:  # no rows
+        em = f1 = np.empty(0, dtype=np.float64)
+    elif len(parts) == 1:
         em, f1 = parts[0]
     else:  # slices of bounded text keep the working arrays small
         em = np.concatenate([part[0] for part in parts])
