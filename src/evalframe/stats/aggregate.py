@@ -22,6 +22,7 @@ from evalframe.io.load import Source, scan
 from evalframe.stats._sample import Settings
 from evalframe.stats._sufficient import AGGREGATE_COLUMNS, batch_statistics, finish
 from evalframe.stats.columns import (
+    Found,
     MetricColumn,
     check_nan_scores,
     find_columns,
@@ -145,20 +146,7 @@ def aggregate(
         ci=ci, interval=interval, missing=missing, stderr=stderr, keep_empty=keep_empty,
         wide=wide, bootstrap=bootstrap, seed=seed,
     )
-    recorded, recorded_roles = recorded_in(scored)
-    frame = scan(scored)
-    schema = frame.collect_schema()
-    keys = group_keys(by)
-    check_keys(keys, schema)
-    found = find_columns(
-        frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
-    )
-    chosen = [column for column in found.columns if column.column not in keys]
-    if not chosen:
-        raise EvalframeError(
-            "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
-        )
-    check_nan_scores(frame, chosen)
+    frame, schema, keys, found, chosen = read_scored(scored, by, metrics, columns)
     mapping = found.mapping
     settings = Settings(
         ci=ci, interval=interval, missing=missing, stderr=stderr,
@@ -195,6 +183,34 @@ def arrange(
     table = table.sort(sort_by, nulls_last=True, maintain_order=True).drop("__order")
     table = _with_parameters(table, keys, chosen)
     return widen(table, keys, [column.column for column in chosen]) if wide else table
+
+
+def read_scored(
+    scored: Source,
+    by: str | Sequence[str] | None,
+    metrics: Sequence[str] | Mapping[str, str | None] | None,
+    columns: Mapping[str, str] | None,
+) -> tuple[pl.LazyFrame, Mapping[str, pl.DataType], list[str], Found, list[MetricColumn]]:
+    """(frame, schema, keys, found, chosen): a scored source read for aggregating.
+
+    The group keys are checked, the metric columns found (those that are not keys), and
+    NaN scores refused.
+    """
+    recorded, recorded_roles = recorded_in(scored)
+    frame = scan(scored)
+    schema = frame.collect_schema()
+    keys = group_keys(by)
+    check_keys(keys, schema)
+    found = find_columns(
+        frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
+    )
+    chosen = [column for column in found.columns if column.column not in keys]
+    if not chosen:
+        raise EvalframeError(
+            "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
+        )
+    check_nan_scores(frame, chosen)
+    return frame, schema, keys, found, chosen
 
 
 def check_keys(keys: list[str], schema: Mapping[str, pl.DataType]) -> None:

@@ -30,22 +30,18 @@ from dataclasses import dataclass, fields
 import polars as pl
 
 from evalframe.errors import EvalframeError, OptionError, without_plan
-from evalframe.io.load import Source, scan
+from evalframe.io.load import Source
 from evalframe.metrics.request import parse_request
 from evalframe.stats._sample import CLUSTER, Settings
 from evalframe.stats._sufficient import Statistics, batch_statistics, finish
 from evalframe.stats.aggregate import (
     arrange,
-    check_keys,
     check_options,
     checked_clusters,
-    group_keys,
+    read_scored,
 )
 from evalframe.stats.columns import (
     MetricColumn,
-    check_nan_scores,
-    find_columns,
-    recorded_in,
 )
 from evalframe.stats.methods import STDERR_METHODS
 
@@ -146,20 +142,7 @@ def partial(
     Partial(rows=2, by=[], metrics=[exact_match])
     """
     check_options(missing=missing, stderr=stderr, bootstrap=bootstrap, seed=seed)
-    recorded, recorded_roles = recorded_in(batch)
-    frame = scan(batch)
-    schema = frame.collect_schema()
-    keys = group_keys(by)
-    check_keys(keys, schema)
-    found = find_columns(
-        frame, metrics, columns=columns, recorded=recorded, recorded_roles=recorded_roles
-    )
-    chosen = [column for column in found.columns if column.column not in keys]
-    if not chosen:
-        raise EvalframeError(
-            "no metric columns to aggregate: name them with metrics=[...] or score the frame first"
-        )
-    check_nan_scores(frame, chosen)
+    frame, schema, keys, found, chosen = read_scored(batch, by, metrics, columns)
     column, decided, required = _cluster_choice(frame, schema, keys, cluster, found.mapping,
                                                 stderr)
     settings = Settings(
