@@ -241,3 +241,82 @@ def test_every_chart_exports_to_svg_offline():
     # one interval (a rule) and one point per model, drawn
     assert svg.count('aria-roledescription="rule mark"') == 2
     assert svg.count('aria-roledescription="point"') == 2
+
+
+def _lc_table() -> pl.DataFrame:
+    return pl.DataFrame({
+        "model": ["gpt4", "NullModel", "alpaca-7b"],
+        "wins_a": [1, 1, 1],
+        "win_rate": [23.58, 76.92, 2.59], "win_rate_ci_low": [20.7, 74.0, 1.6],
+        "win_rate_ci_high": [26.5, 79.8, 3.6],
+        "length_controlled_winrate": [38.13, 86.46, 5.88], "lc_ci_low": [35.0, 84.0, 4.0],
+        "lc_ci_high": [41.2, 88.9, 7.7], "n_total": [805, 805, 803],
+    })
+
+
+def test_length_controlled_draws_raw_and_lc_per_model_sorted_by_lc():
+    chart = plot.length_controlled(_lc_table())
+    values = _values(chart)
+    drawn = {(row["group"], row["measure"]): (row["value"], row["ci_low"], row["ci_high"])
+             for row in values if "measure" in row}
+    assert drawn[("gpt4", "raw win rate")] == (23.58, 20.7, 26.5)
+    assert drawn[("gpt4", "length-controlled")] == (38.13, 35.0, 41.2)
+    assert len(drawn) == 6
+    even, bars, _ = chart.to_dict()["layer"]
+    assert bars["encoding"]["y"]["sort"] == ["NullModel", "gpt4", "alpaca-7b"]
+    assert bars["encoding"]["x"]["scale"]["zero"] is False
+
+
+def test_length_controlled_refuses_a_report_without_lc_columns():
+    with pytest.raises(ef.EvalframeError, match="length_controlled_winrate"):
+        plot.length_controlled(_lc_table().drop("length_controlled_winrate"))
+
+
+def test_ratings_label_each_model_with_its_rank_range():
+    table = pl.DataFrame({
+        "model": ["b", "a", "c"], "rating": [1010.0, 1050.0, 900.0],
+        "ci_low": [980.0, 1020.0, 870.0], "ci_high": [1040.0, 1080.0, 930.0],
+        "rank_low": [1, 1, 3], "rank_high": [2, 2, 3],
+        "tied_with": [["a"], ["b"], []],
+    })
+    chart = plot.ratings(table)
+    bars, _ = chart.to_dict()["layer"]
+    assert bars["encoding"]["y"]["sort"] == ["a  #1-2", "b  #1-2", "c  #3"]
+    tied = {row["model"]: row["tied"] for row in _values(chart)}
+    assert tied == {"a": "b", "b": "a", "c": ""}
+
+
+def _audit_table() -> pl.DataFrame:
+    return pl.DataFrame({
+        "judge": ["gpt-4"] * 4,
+        "measure": ["position_bias", "flip_rate", "cohen_kappa", "self_preference"],
+        "value": [0.62, 0.18, 0.41, None], "ci_low": [0.58, 0.15, 0.33, None],
+        "ci_high": [0.66, 0.21, 0.49, None], "n": [1200, 1500, 300, 0],
+    })
+
+
+def test_audit_draws_each_measure_in_its_panel_with_its_no_bias_line():
+    chart = plot.audit(_audit_table())
+    spec = chart.to_dict()
+    assert spec["facet"]["field"] == "measure"
+    assert spec["resolve"]["scale"]["x"] == "independent"
+    drawn = {row["measure"]: (row["value"], row["reference"]) for row in _values(chart)}
+    # no bias: a judge choosing either slot half the time; no flips; kappa 0 is chance
+    assert drawn == {"position_bias": (0.62, 0.5), "flip_rate": (0.18, 0.0),
+                     "cohen_kappa": (0.41, 0.0)}
+    assert "not computable: self_preference (gpt-4)" in spec["title"]["subtitle"]
+
+
+def test_audit_refuses_a_table_without_measures():
+    with pytest.raises(ef.EvalframeError, match="'measure'"):
+        plot.audit(_audit_table().drop("measure"))
+
+
+def test_the_judge_analytics_charts_export_to_svg_offline():
+    vl_convert = pytest.importorskip("vl_convert")
+    svg = vl_convert.vegalite_to_svg(json.dumps(plot.length_controlled(_lc_table()).to_dict()))
+    # two intervals and two points per model, and the 50% line
+    assert svg.count('aria-roledescription="point"') == 6
+    assert svg.count('aria-roledescription="rule mark"') == 7
+    svg = vl_convert.vegalite_to_svg(json.dumps(plot.audit(_audit_table()).to_dict()))
+    assert svg.count('aria-roledescription="point"') == 3

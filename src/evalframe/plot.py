@@ -34,11 +34,13 @@ if TYPE_CHECKING:
     import altair as alt
 
 __all__ = [
+    "audit",
     "calibration",
     "comparison",
     "curve",
     "distribution",
     "judge_bias",
+    "length_controlled",
     "ratings",
     "scores",
     "win_rates",
@@ -449,6 +451,11 @@ def win_rates(matrix: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
 def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
     """Bradley-Terry ratings of :func:`evalframe.judge.ratings` with their intervals.
 
+    The models are sorted by rating. When the table has rank intervals (``rank_low``,
+    ``rank_high``: with a bootstrap, or from :func:`evalframe.ranks`), each model's label
+    carries its rank range (``gpt-4  #1-2``) and the tooltip the models it is not
+    separable from (``tied_with``); a style-controlled table says so in its subtitle.
+
     Examples
     --------
     >>> import polars as pl, evalframe as ef
@@ -463,12 +470,17 @@ def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
     frame = _frame(table, "ratings")
     _require(frame, ("model", "rating", "ci_low", "ci_high"), "ratings",
              "a table of evalframe.judge.ratings")
-    order = frame.sort("rating", descending=True)["model"].to_list()
+    frame = _ranked_labels(frame.sort("rating", descending=True, nulls_last=True))
+    order = frame["label"].to_list()
     tooltip = ["model:N", alt.Tooltip("rating:Q", format=".1f"),
                alt.Tooltip("ci_low:Q", format=".1f"), alt.Tooltip("ci_high:Q", format=".1f"),
-               *(["n_battles:Q"] if "n_battles" in frame.columns else [])]
-    base = alt.Chart(frame.drop("signature", strict=False)).encode(
-        y=alt.Y("model:N", sort=order, title=None), tooltip=tooltip
+               *(["n_battles:Q"] if "n_battles" in frame.columns else []),
+               *([alt.Tooltip("rank_low:Q", title="best rank"),
+                  alt.Tooltip("rank_high:Q", title="worst rank")]
+                 if "rank_low" in frame.columns else []),
+               *(["tied:N"] if "tied" in frame.columns else [])]
+    base = alt.Chart(_chart_data(frame, tooltip, "label")).encode(
+        y=alt.Y("label:N", sort=order, title=None), tooltip=tooltip
     )
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("ci_low:Q", title="rating", scale=alt.Scale(zero=False)), x2="ci_high:Q"
@@ -476,11 +488,31 @@ def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
     points = base.mark_point(filled=True, size=60).encode(x="rating:Q")
     fields = signature_fields(frame["signature"][0]) if "signature" in frame.columns and \
         frame.height else {}
-    subtitle = ["Bradley-Terry (Elo scale); bootstrap intervals" +
-                (f" ({fields['ci']})" if "ci" in fields else "")]
+    model = "Bradley-Terry (Elo scale)"
+    if fields.get("style") not in (None, "", "-", "none"):
+        model = f"style-controlled Bradley-Terry ({fields['style']})"
+    subtitle = [f"{model}; bootstrap intervals" + (f" ({fields['ci']})" if "ci" in fields else "")]
     if "n_battles" in frame.columns and frame.height:
         subtitle[0] += f"; {int(frame['n_battles'].sum()) // 2} battles"
+    if "rank_low" in frame.columns:
+        subtitle.append("#: the range of ranks the model takes in the bootstrap")
     return alt.layer(bars, points).properties(title=_title(alt, title, "Ratings", subtitle))
+
+
+def _ranked_labels(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``label`` (the model, with its rank range when the table has one)
+    and ``tied`` (the models it is not separable from, as text)."""
+    label = pl.col("model").cast(pl.String)
+    if {"rank_low", "rank_high"} <= set(frame.columns):
+        low, high = pl.col("rank_low").cast(pl.String), pl.col("rank_high").cast(pl.String)
+        label = pl.when(pl.col("rank_low").is_null()).then(label).when(
+            pl.col("rank_low") == pl.col("rank_high")
+        ).then(pl.format("{}  #{}", label, low)).otherwise(
+            pl.format("{}  #{}-{}", label, low, high))
+    frame = frame.with_columns(label=label)
+    if "tied_with" in frame.columns and isinstance(frame.schema["tied_with"], pl.List):
+        frame = frame.with_columns(tied=pl.col("tied_with").list.join(", "))
+    return frame
 
 
 def judge_bias(report: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
@@ -666,3 +698,144 @@ def calibration(
     chart = alt.layer(diagonal, base.mark_line(), base.mark_point(filled=True).encode(
         size=alt.Size("n:Q", title="samples")))
     return chart.properties(title=_title(alt, title, "Calibration", subtitle))
+
+
+def length_controlled(report: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
+    """AlpacaEval's raw and length-controlled win rates per model, with their intervals.
+
+    Reads a table of :func:`evalframe.judge.report` made with ``policy="alpaca_eval",
+    length_controlled=True``: for each group (the ``by`` keys, usually ``model``) one
+    point and interval for the raw win rate (``win_rate``, ``win_rate_ci_low`` /
+    ``win_rate_ci_high``) and one for the length-controlled win rate
+    (``length_controlled_winrate``, ``lc_ci_low`` / ``lc_ci_high``), both in percent; the
+    groups are sorted by the length-controlled rate, and 50% (as good as the baseline) is
+    marked.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> table = pl.DataFrame({"model": ["m1", "m2"], "win_rate": [23.6, 76.9],
+    ...     "win_rate_ci_low": [20.8, 74.0], "win_rate_ci_high": [26.6, 79.6],
+    ...     "length_controlled_winrate": [38.1, 86.5], "lc_ci_low": [35.0, 84.0],
+    ...     "lc_ci_high": [41.2, 88.9], "n_total": [805, 805]})
+    >>> spec = length_controlled(table).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["layer"]]
+    ['rule', 'rule', 'point']
+    """
+    alt = _altair()
+    frame = _frame(report, "length_controlled")
+    needed = ("win_rate", "win_rate_ci_low", "win_rate_ci_high", "length_controlled_winrate",
+              "lc_ci_low", "lc_ci_high")
+    _require(frame, needed, "length_controlled", "a table of evalframe.judge.report("
+             "..., policy='alpaca_eval', length_controlled=True)")
+    keys = (frame.columns[: frame.columns.index("wins_a")] if "wins_a" in frame.columns
+            else [column for column in frame.columns
+                  if column not in (*needed, *_REPORT_COLUMNS, *_ALPACA_COLUMNS)])
+    group = (pl.concat_str([pl.col(key).cast(pl.String).fill_null("null") for key in keys],
+                           separator=" / ") if keys else pl.lit("all"))
+    frame = frame.with_columns(group=group)
+    n = pl.col("n_total").cast(pl.Int64) if "n_total" in frame.columns else pl.lit(None, pl.Int64)
+    long = pl.concat([
+        frame.select("group", measure=pl.lit("raw win rate"), value=pl.col("win_rate"),
+                     ci_low=pl.col("win_rate_ci_low"), ci_high=pl.col("win_rate_ci_high"), n=n),
+        frame.select("group", measure=pl.lit("length-controlled"),
+                     value=pl.col("length_controlled_winrate"), ci_low=pl.col("lc_ci_low"),
+                     ci_high=pl.col("lc_ci_high"), n=n),
+    ]).with_columns(pl.col("value", "ci_low", "ci_high").cast(pl.Float64))
+    order = frame.sort("length_controlled_winrate", descending=True, nulls_last=True)[
+        "group"].to_list()
+    tooltip = ["group:N", "measure:N", alt.Tooltip("value:Q", format=".2f"),
+               alt.Tooltip("ci_low:Q", format=".2f"), alt.Tooltip("ci_high:Q", format=".2f"),
+               "n:Q"]
+    color = alt.Color("measure:N", title=None,
+                      sort=["length-controlled", "raw win rate"],
+                      scale=alt.Scale(domain=["length-controlled", "raw win rate"],
+                                      range=["#1f77b4", "#aaaaaa"]))
+    base = alt.Chart(_chart_data(long, tooltip)).encode(
+        y=alt.Y("group:N", sort=order, title=None),
+        yOffset=alt.YOffset("measure:N", sort=["length-controlled", "raw win rate"]),
+        color=color, tooltip=tooltip,
+    )
+    even = alt.Chart(pl.DataFrame({"even": [50.0]})).mark_rule(
+        strokeDash=[4, 4], color="gray").encode(x="even:Q")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title="win rate against the baseline (%)",
+                scale=alt.Scale(zero=False)), x2="ci_high:Q")
+    points = base.mark_point(filled=True, size=60).encode(x="value:Q")
+    signature = (signature_fields(frame["signature"][0])
+                 if "signature" in frame.columns and frame.height else {})
+    subtitle = ["AlpacaEval 2.0 length-controlled (GLM) and raw win rates, percent; "
+                "dashed: as good as the baseline"]
+    if signature.get("lc"):
+        subtitle.append(f"instruction difficulty: {signature['lc']}")
+    return alt.layer(even, bars, points).properties(
+        title=_title(alt, title, "Length-controlled win rates", subtitle))
+
+
+_ALPACA_COLUMNS = (
+    "standard_error", "n_wins", "n_wins_base", "n_draws", "n_total", "discrete_win_rate",
+    "lc_standard_error", "group",
+)
+
+#: Where each audit measure shows no bias or no agreement beyond chance.
+_AUDIT_REFERENCE = {
+    "position_bias": 0.5, "flip_rate": 0.0, "length_bias": 0.0, "self_preference": 0.0,
+    "cohen_kappa": 0.0, "fleiss_kappa": 0.0,
+}
+
+
+def audit(table: pl.DataFrame, *, title: str | None = None, columns: int | None = None
+          ) -> alt.Chart:
+    """The measures of :func:`evalframe.judge.audit` with their intervals, a panel each.
+
+    One panel per ``measure`` (position bias, flip rate, length bias, self-preference,
+    agreement and kappa with human labels), each with its own axis; one row per judge
+    (and ``by`` group), a point at ``value`` and a bar from ``ci_low`` to ``ci_high``.
+    A dashed line marks where the measure shows no bias (position bias 0.5; flip rate,
+    length bias and self-preference 0) or no agreement beyond chance (kappa 0). Measures
+    that could not be computed (a null value) are listed in the subtitle, not drawn.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> table = pl.DataFrame({"judge": ["gpt-4"] * 2, "measure": ["position_bias",
+    ...     "flip_rate"], "value": [0.62, 0.18], "ci_low": [0.58, 0.15],
+    ...     "ci_high": [0.66, 0.21], "n": [1200, 1500]})
+    >>> spec = audit(table).to_dict()
+    >>> [layer["mark"]["type"] for layer in spec["spec"]["layer"]]
+    ['rule', 'rule', 'point']
+    """
+    alt = _altair()
+    frame = _frame(table, "audit")
+    _require(frame, ("measure", "value", "ci_low", "ci_high"), "audit",
+             "a table of evalframe.judge.audit")
+    keys = [column for column in frame.columns if column not in (
+        "measure", "value", "ci_low", "ci_high", "n", "signature")]
+    row = (pl.concat_str([pl.col(key).cast(pl.String).fill_null("null") for key in keys],
+                         separator=" / ") if keys else pl.lit("judge"))
+    frame = frame.with_columns(row=row, reference=pl.col("measure").replace_strict(
+        _AUDIT_REFERENCE, default=None, return_dtype=pl.Float64))
+    absent = frame.filter(pl.col("value").is_null())
+    drawn = frame.filter(pl.col("value").is_not_null())
+    tooltip = [*(alt.Tooltip(f"{key}:N") for key in keys), "measure:N",
+               alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
+               alt.Tooltip("ci_high:Q", format=".3f"),
+               *(["n:Q"] if "n" in frame.columns else [])]
+    data = _chart_data(drawn, tooltip, "row", "reference")
+    base = alt.Chart().encode(y=alt.Y("row:N", title=None, sort=None), tooltip=tooltip)
+    reference = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x="reference:Q")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title=None, scale=alt.Scale(zero=False)), x2="ci_high:Q")
+    points = base.mark_point(filled=True, size=60).encode(x="value:Q")
+    measures = list(dict.fromkeys(drawn["measure"].to_list()))
+    chart = alt.layer(reference, bars, points, data=data).facet(
+        facet=alt.Facet("measure:N", title=None, sort=measures,
+                        header=alt.Header(labelFontWeight="bold")),
+        columns=columns or min(max(len(measures), 1), 3),
+    ).resolve_scale(x="independent")
+    subtitle = ["dashed: no bias (position bias 0.5; flip rate, length bias, "
+                "self-preference 0), kappa 0 = chance agreement"]
+    if absent.height:
+        subtitle.append("not computable: " + ", ".join(
+            f"{r['measure']} ({r['row']})" for r in absent.iter_rows(named=True)))
+    return chart.properties(title=_title(alt, title, "Judge audit", subtitle))
