@@ -91,6 +91,9 @@ COEFFICIENT_COLUMNS = (
 _RANK_DIGITS = 6
 #: The smallest curvature, relative to the largest, of a fit whose parameters are identified.
 _CONDITION = 1e-10
+#: The smallest curvature of the mean log-likelihood of an identified fit (a separated one
+#: runs off to where every battle's probability is 0 or 1, and the curvature to 0).
+_FLAT = 1e-9
 
 
 class Ratings(NamedTuple):
@@ -416,7 +419,7 @@ def _fit(
 def _check_identified(hessian: np.ndarray, battles: _Battles) -> None:
     """The style-controlled fit's curvature in every direction: none is (nearly) flat."""
     eigenvalues = np.linalg.eigvalsh(hessian)
-    if eigenvalues[0] > _CONDITION * max(eigenvalues[-1], 0.0):
+    if eigenvalues[0] > max(_CONDITION * eigenvalues[-1], _FLAT):
         return
     raise EvalframeError(
         "the style-controlled ratings are not identified: the likelihood is flat in some "
