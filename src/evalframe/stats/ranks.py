@@ -257,12 +257,15 @@ def ranks(
     columns = frame.columns
     kind = _kind(columns)
     if value is None:
-        if kind is None:
+        if kind is None and "value" in columns:
+            value = "value"
+        elif kind is None:
             raise EvalframeError(
                 "ranks: the table is not one of aggregate, compare, judge.report or "
                 f"judge.ratings; name its value column (value=...). Columns: {columns}"
             )
-        value = _KINDS[kind][0]
+        else:
+            value = _KINDS[kind][0]
     if within is None:
         keys = _keys(kind, columns, by)
         if keys is None:
