@@ -126,6 +126,12 @@ def test_compare_and_report_tables():
     })
     report = ef.judge.report(battles, by="model_a")
     assert ef.ranks(report, by="model_a")["rank"].to_list() == [1, 2]
+    # win_rate_a is side A's: ranked by side B, the lower the better
+    flipped = battles.rename({"model_a": "model_b", "model_b": "model_a"})
+    report = ef.judge.report(flipped, by="model_b")
+    assert ef.ranks(report, by="model_b")["rank"].to_list() == [1, 2]
+    with pytest.raises(EvalframeError, match="say whether 'side'"):
+        ef.ranks(report.rename({"model_b": "side"}), by="side")
 
 
 def test_mistakes_are_errors_naming_the_row():

@@ -224,7 +224,8 @@ def ranks(
         ``win_rate_a`` for a judge report, ``rating`` for ratings).
     higher_is_better
         The direction of the value; None (default): the metric's (its registered spec, read
-        from the row's signature), higher where the table does not say.
+        from the row's signature), higher where the table does not say; for a judge report,
+        higher when ``by`` is ``model_a`` (side A's win rate), lower when ``model_b``.
     ci
         The share of replicates the rank intervals span, and the level of the difference
         intervals behind ``tied_with``.
@@ -291,6 +292,14 @@ def ranks(
             f"({', '.join(f'{key}={where[key]!r}' for key in keys) or 'the whole table'}); "
             "each group needs one row per model (add the distinguishing column to within)"
         )
+    if higher_is_better is None and kind == "report" and value == "win_rate_a":
+        # A's win rate: higher is better for the A side's model, lower for the B side's
+        if by not in ("model_a", "model_b"):
+            raise EvalframeError(
+                f"ranks: a judge report's win_rate_a is side A's win rate; say whether {by!r} "
+                "names side A's models (higher_is_better=True) or side B's (False)"
+            )
+        higher_is_better = by == "model_a"
     directions = (
         [bool(higher_is_better)] * frame.height if higher_is_better is not None
         else _direction(frame)
