@@ -127,7 +127,9 @@ def test_compare_and_report_tables():
     report = ef.judge.report(battles, by="model_a")
     assert ef.ranks(report, by="model_a")["rank"].to_list() == [1, 2]
     # win_rate_a is side A's: ranked by side B, the lower the better
-    flipped = battles.rename({"model_a": "model_b", "model_b": "model_a"})
+    flipped = battles.rename({"model_a": "model_b", "model_b": "model_a"}).with_columns(
+        pl.col("outcome").replace({"A": "B", "B": "A"})
+    )
     report = ef.judge.report(flipped, by="model_b")
     assert ef.ranks(report, by="model_b")["rank"].to_list() == [1, 2]
     with pytest.raises(EvalframeError, match="say whether 'side'"):
