@@ -29,6 +29,20 @@ exist (a resample in which some model never loses) is left out of the interval a
 ``bootstrap_dropped``, with a warning. ``ci_low``/``ci_high`` are the percentile interval of
 the replicates, ``stderr`` their standard deviation.
 
+Each model also gets a ``rank`` (1 for the highest rating) and, from the same bootstrap
+replicates, ``rank_low`` / ``rank_high`` (the range of ranks it takes in the central ``ci``
+share of the replicates) and ``tied_with`` (the models whose rating difference from it has a
+replicate interval containing 0); see :mod:`evalframe.stats.ranks`.
+
+With ``style=`` the fit is Chatbot Arena's style control (FastChat ``elo_analysis.py``,
+``construct_style_matrices`` / ``fit_mle_elo``, and ``rating_systems.py``,
+``compute_style_control``): every battle adds the standardised style differences of its two
+answers (:mod:`evalframe.judge.style`) to the logit, ``ln(base) * (R_a - R_b) / scale +
+features @ beta``, and the ratings and the coefficients ``beta`` are fitted together by maximum
+likelihood (the references' scikit-learn fit without its small L2 penalty), one cell per
+battle, with the same bootstrap by question. ``return_coefficients=True`` also returns the
+coefficients (logit per standard deviation of each feature, and in Elo points).
+
 :func:`win_rate_matrix` gives the observed win rates of every pair (ties half).
 
 >>> import polars as pl
