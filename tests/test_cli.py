@@ -652,3 +652,37 @@ def test_a_long_data_error_is_one_short_line_and_whole_under_debug(wide, tmp_pat
     debug = run("score", str(wide), "-m", "exact_match", "--col", "prediction=answer", "-o", out,
                 "--debug").stderr.decode()
     assert "Traceback" in debug and "feature_with_a_rather_long_name_017" in debug
+
+
+@pytest.mark.subprocess
+def test_ranks_of_an_aggregate_table(tmp_path):
+    rows = [{"model": model, "task": task, "sample_id": f"{task}{i}", "gold": "a",
+             "prediction": "a" if i < share else "b"}
+            for task, shares in (("t1", (90, 60, 30)), ("t2", (20, 50, 80)))
+            for model, share in zip(("x", "y", "z"), shares, strict=True) for i in range(100)]
+    scored = tmp_path / "scored.parquet"
+    pl.DataFrame(rows).write_parquet(tmp_path / "rows.parquet")
+    assert run("score", str(tmp_path / "rows.parquet"), "-m", "exact_match", "-o",
+               str(scored), "--quiet").returncode == 0
+    table = tmp_path / "agg.parquet"
+    assert run("aggregate", str(scored), "--by", "model,task", "-o", str(table),
+               "--quiet").returncode == 0
+    out = tmp_path / "ranks.parquet"
+    done = run("ranks", str(table), "--by", "model", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    ranked = pl.read_parquet(out).sort("task", "model")
+    assert ranked["rank"].to_list() == [1, 2, 3, 3, 2, 1]
+    lower = run("ranks", str(table), "--lower-is-better", "-o", str(out))
+    assert lower.returncode == 0, lower.stderr
+    assert pl.read_parquet(out).sort("task", "model")["rank"].to_list() == [3, 2, 1, 1, 2, 3]
+    for options, message in (
+        (["--within", "split"], "--within split: no such column"),
+        (["--by", "name"], "--by name: no such column"),
+        (["--ci", "2"], "--ci 2.0 must be"),
+        (["--draws", "5"], "--draws 5 must be >= 100"),
+    ):
+        done = run("ranks", str(table), *options)
+        assert done.returncode == 2, (options, done.stderr)
+        assert message in done.stderr.decode()
+    done = run("ranks", str(table), "--within", "none")  # a model twice in one group
+    assert done.returncode == 1 and "has 2 rows in one group" in done.stderr.decode()

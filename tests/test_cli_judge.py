@@ -94,6 +94,37 @@ def test_ratings_and_matrix_on_alpaca_eval(shared_data, tmp_path):
 
 
 @pytest.mark.subprocess
+def test_style_controlled_ratings_on_alpaca_eval(shared_data, tmp_path):
+    folder = shared_data / "alpaca_eval"
+    files = sorted(str(path) for path in
+                   folder.glob("*/weighted_alpaca_eval_gpt4_turbo/annotations.json.gz"))
+    judged = tmp_path / "judged.parquet"
+    assert run("judge", "classify", *files, "-o", str(judged)).returncode == 0
+    out, coefficients = tmp_path / "ratings.parquet", tmp_path / "coefficients.csv"
+    done = run("judge", "ratings", str(judged), "--anchor", "gpt4_1106_preview=1000",
+               "--bootstrap", "20", "--style", "length,markdown_headers,markdown_lists,bold",
+               "-o", str(out), "--coefficients", str(coefficients))
+    assert done.returncode == 0, done.stderr
+    table = pl.read_parquet(out)
+    assert {"rank", "rank_low", "rank_high", "tied_with"} <= set(table.columns)
+    assert table["rank"].to_list() == list(range(1, 9))
+    assert "style:length+markdown_headers+markdown_lists+bold" in table["signature"][0]
+    assert pl.read_csv(coefficients)["feature"].to_list() == [
+        "length", "markdown_headers", "markdown_lists", "bold"
+    ]
+    # the same as the library's
+    from evalframe import judge
+
+    expected = judge.ratings(pl.read_parquet(judged), anchor=("gpt4_1106_preview", 1000),
+                             bootstrap=20, style=True)
+    assert table.equals(expected)
+    shown = run("judge", "ratings", str(judged), "--bootstrap", "0", "--style", "all",
+                "--length-unit", "characters")
+    assert shown.returncode == 0, shown.stderr
+    assert "elo_per_sd" in shown.stdout and "length=characters" in shown.stdout
+
+
+@pytest.mark.subprocess
 def test_judge_without_a_subcommand_is_a_usage_error():
     done = run("judge")
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -178,6 +209,16 @@ def judged(tmp_path):
         (["ratings", "--bootstrap", "1"], "bootstrap=1 gives no spread"),
         (["ratings", "--cluster", "question_id"], "--cluster question_id: no such column"),
         (["ratings", "-o", "ratings.xlsx"], "-o ratings.xlsx: unknown type of file"),
+        (["ratings", "--style", "length,italics"], "--style italics: unknown style feature"),
+        (["ratings", "--style", "all"], "--answers answer_a: no such column"),
+        (["ratings", "--style", "length", "--style-column", "length=tok_a"],
+         "--style-column length=tok_a: expected FEATURE=COL_A,COL_B"),
+        (["ratings", "--style", "length", "--style-column", "length=tok_a,tok_b"],
+         "--style-column tok_a: no such column"),
+        (["ratings", "--style-column", "length=a,b"], "--style-column needs --style"),
+        (["ratings", "--style", "bold", "--length-unit", "tokens"], "invalid choice: 'tokens'"),
+        (["ratings", "--style", "bold", "--coefficients", "c.xlsx"],
+         "--coefficients c.xlsx: unknown type of file"),
     ],
 )
 def test_option_mistakes_of_classify_report_and_ratings_are_usage_errors(

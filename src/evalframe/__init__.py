@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the names below, imported only when first used (a fast impo
         paired_variance,
         partial,
         power,
+        ranks,
         sample_size,
     )
 
@@ -79,6 +80,7 @@ _LOCATIONS = {
     "paired_bootstrap": "evalframe.stats",
     "paired_variance": "evalframe.stats",
     "power": "evalframe.stats",
+    "ranks": "evalframe.stats",
     "report": "evalframe.reporting",
     "rescore": "evalframe.rescoring",
     "sample_size": "evalframe.stats",
@@ -138,6 +140,7 @@ __all__ = [
     "partial",
     "plot",
     "power",
+    "ranks",
     "report",
     "rescore",
     "sample_size",

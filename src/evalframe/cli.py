@@ -76,6 +76,7 @@ from evalframe.stats.methods import (
     STDERR_METHODS,
 )
 from evalframe.stats.missing import MISSING_POLICIES
+from evalframe.stats.options import check_level, check_seed
 from evalframe.stats.power import mde, paired_variance, power, sample_size
 from evalframe.stats.signature import score_signature
 
@@ -434,6 +435,45 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--names", action="store_true", help="print only the names, one a line")
     metrics.add_argument("-o", "--output", metavar="PATH", help="write the registry to a file")
     _add_common(metrics)
+
+    ranking = commands.add_parser(
+        "ranks",
+        help="rank models within each group of a table, with rank intervals",
+        description=(
+            "Add rank, rank_low, rank_high and tied_with to a table of scores (the output "
+            "of aggregate, compare or judge report, or any table with a value and its "
+            "standard error): models are ranked within each group (by default every key "
+            "of the table but --by, the metric included), the intervals from seeded normal "
+            "draws of each row's value and standard error, the models treated as independent "
+            "(conservative when they answered the same questions). judge ratings gives its "
+            "own rank intervals from its bootstrap."
+        ),
+        epilog="Example: evalframe aggregate scored.parquet --by model,task -o agg.parquet "
+        "&& evalframe ranks agg.parquet --by model",
+    )
+    ranking.add_argument("inputs", nargs="+", metavar="TABLE", help="table files or globs")
+    ranking.add_argument("--by", default="model", metavar="COLUMN",
+                         help="the column whose entries are ranked (default model)")
+    ranking.add_argument(
+        "--within", metavar="COLS",
+        help="comma-separated columns whose groups are ranked apart; 'none' for one group "
+        "(default: every key of the table but --by, and metric)",
+    )
+    ranking.add_argument("--value", metavar="COLUMN",
+                         help="the value column (default: value; diff for compare, "
+                         "win_rate_a for judge report)")
+    ranking.add_argument("--stderr", default="stderr", metavar="COLUMN")
+    direction = ranking.add_mutually_exclusive_group()
+    direction.add_argument("--lower-is-better", action="store_true",
+                           help="rank the smallest value first (default: the metric's "
+                           "direction, higher where the table does not say)")
+    direction.add_argument("--higher-is-better", action="store_true")
+    ranking.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
+    ranking.add_argument("--draws", type=int, default=10_000, metavar="N",
+                         help="normal draws per group (default 10000)")
+    ranking.add_argument("--seed", type=int, default=0)
+    ranking.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_common(ranking)
 
     add_judge_parser(commands, _Parser)
     _add_listing(commands, "formats")
@@ -1173,8 +1213,42 @@ def _run_rescore(args: argparse.Namespace) -> int:
     return EXIT_OK if found.agrees else EXIT_DATA
 
 
+def _run_ranks(args: argparse.Namespace) -> int:
+    from evalframe.stats.ranks import ranks
+
+    with _options("ranks", {"ci": "--ci", "seed": "--seed"}):
+        check_level(args.ci)
+        check_seed(args.seed)
+    if args.draws < 100:
+        raise UsageError(f"evalframe ranks: --draws {args.draws} must be >= 100")
+    within = None
+    if args.within is not None:
+        within = [] if args.within.strip().lower() == "none" else _keys(args.within)
+    frame = scan(args.inputs)
+    schema = frame.collect_schema()
+    named = [("--by", args.by), ("--stderr", args.stderr), ("--value", args.value),
+             *(("--within", column) for column in within or [])]
+    for option, column in named:
+        if column is not None and column not in schema:
+            raise UsageError(
+                f"evalframe ranks: {option} {column}: no such column; available: "
+                f"{', '.join(schema)}"
+            )
+    direction = False if args.lower_is_better else (True if args.higher_is_better else None)
+    table = ranks(
+        frame.collect(), by=args.by, within=within, value=args.value, stderr=args.stderr,
+        higher_is_better=direction, ci=args.ci, draws=args.draws, seed=args.seed,
+    )
+    if args.output:
+        save(table, args.output)
+    else:
+        _show(table)
+    return EXIT_OK
+
+
 COMMANDS = {
     "score": _run_score,
+    "ranks": _run_ranks,
     "aggregate": _run_aggregate,
     "compare": _run_compare,
     "report": _run_report,

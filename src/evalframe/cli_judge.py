@@ -36,7 +36,8 @@ EXAMPLES = {
     "classify": "evalframe judge classify gpt-4_pair.jsonl --verdict-ab g1_judgment "
     "--verdict-ba g2_judgment --format mtbench -o outcomes.parquet",
     "report": "evalframe judge report judged.parquet --by model_b --policy mtbench",
-    "ratings": "evalframe judge ratings judged.parquet --anchor gpt-4=1000 --bootstrap 1000",
+    "ratings": "evalframe judge ratings judged.parquet --anchor gpt-4=1000 --bootstrap 1000 "
+    "--style length,markdown_headers,markdown_lists,bold",
 }
 
 
@@ -155,6 +156,32 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
                          help="resample by this column (questions; default: sample_id when "
                          "the battles have it); 'none' for battles")
     ratings.add_argument("--matrix", action="store_true", help="also show the win-rate matrix")
+    ratings.add_argument(
+        "--style", metavar="FEATURES",
+        help="control for style (Chatbot Arena's style control): comma-separated features "
+        "among length, markdown_headers, markdown_lists, bold, or 'all'; the style "
+        "coefficients are shown after the ratings",
+    )
+    ratings.add_argument(
+        "--style-column", action="append", default=[], metavar="FEATURE=COL_A,COL_B",
+        help="precomputed counts of a feature (e.g. length=tokens_a,tokens_b for token "
+        "counts), instead of counting in the answers' text (repeatable)",
+    )
+    ratings.add_argument(
+        "--answers", default="answer_a,answer_b", metavar="COL_A,COL_B",
+        help="the answers' text columns the features are counted in (default %(default)s)",
+    )
+    ratings.add_argument("--length-unit", choices=("words", "characters"), default="words",
+                         help="the unit of length counted in text (default %(default)s)")
+    ratings.add_argument(
+        "--style-normalization", choices=("chatbot_arena", "arena_hard"),
+        default="chatbot_arena",
+        help="how two answers' counts make a battle's feature: chatbot_arena "
+        "(a - b) / (a + b + 1), or arena_hard (length ratio, markdown densities); default "
+        "%(default)s",
+    )
+    ratings.add_argument("--coefficients", metavar="PATH",
+                         help="write the style coefficients to a file (default: shown)")
     ratings.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     _add_format(ratings)
     ratings.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -352,12 +379,59 @@ def _anchor(text: str | None) -> str | tuple[str, float] | None:
     return name, value
 
 
+def _style_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--style`` and its options, checked (an unknown feature is a usage error)."""
+    from evalframe.judge.style import STYLE_FEATURES, check_style
+
+    if args.style is None:
+        if args.style_column or args.coefficients:
+            option = "--style-column" if args.style_column else "--coefficients"
+            raise _usage_error(f"evalframe judge ratings: {option} needs --style")
+        return {}
+    names = [name.strip() for name in args.style.split(",") if name.strip()]
+    style: bool | list[str] = True if names == ["all"] else names
+    columns: dict[str, tuple[str, str]] = {}
+    for text in args.style_column:
+        name, sep, pair = text.partition("=")
+        first, comma, second = pair.partition(",")
+        if not (sep and comma and name and first and second):
+            raise _usage_error(
+                f"evalframe judge ratings: --style-column {text}: expected "
+                "FEATURE=COL_A,COL_B, e.g. length=tokens_a,tokens_b"
+            )
+        columns[name] = (first, second)
+    for name in names:
+        if name != "all" and name not in STYLE_FEATURES and name not in columns:
+            raise _usage_error(
+                f"evalframe judge ratings: --style {name}: unknown style feature; known: "
+                f"{', '.join(STYLE_FEATURES)}, or all (a feature of your own needs "
+                "--style-column NAME=COL_A,COL_B)"
+            )
+    answers = tuple(name.strip() for name in args.answers.split(","))
+    if len(answers) != 2 or not all(answers):
+        raise _usage_error(f"evalframe judge ratings: --answers {args.answers}: expected "
+                           "COL_A,COL_B")
+    options = {
+        "style": style, "style_columns": columns or None, "answer_a": answers[0],
+        "answer_b": answers[1], "length_unit": args.length_unit,
+        "style_normalization": args.style_normalization,
+    }
+    spec = _checked("ratings", check_style, style, style_columns=columns or None,
+                    answers=answers, length_unit=args.length_unit,
+                    normalization=args.style_normalization)
+    options["spec"] = spec
+    return options
+
+
 def _run_ratings(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
     from evalframe import judge as J
     from evalframe.judge.ratings import check_numbers
 
     anchor = _anchor(args.anchor)
     _checked("ratings", check_numbers, 400, 10, 1000, args.bootstrap, args.seed, 0.95)
+    styling = _style_options(args)
+    if args.coefficients:
+        _check_file(args.coefficients, "--coefficients")
     frame = scan(args.inputs)
     if args.cluster is None:
         cluster: str | None = "sample_id"  # when the battles have it
@@ -366,14 +440,41 @@ def _run_ratings(args: argparse.Namespace, show: Callable[[pl.DataFrame], None])
     else:
         cluster = args.cluster
         _columns_present(frame, [("--cluster", cluster)], "ratings")
+    if styling:
+        spec = styling.pop("spec")
+        named = [("--style-column", column) for pair in spec.columns.values()
+                 for column in pair]
+        if spec.counted():
+            named += [("--answers", column) for column in spec.answers]
+        _columns_present(frame, named, "ratings")
     battles = frame.collect()
-    table = J.ratings(
-        battles, anchor=anchor, bootstrap=args.bootstrap, seed=args.seed, cluster=cluster
+    result = J.ratings(
+        battles, anchor=anchor, bootstrap=args.bootstrap, seed=args.seed, cluster=cluster,
+        return_coefficients=bool(styling), **styling,
     )
+    table = result.ratings if styling else result
     _emit(table, args.output, show, getattr(args, "format", "table"))
+    if styling:
+        if args.coefficients:
+            save(result.coefficients, args.coefficients)
+        else:
+            show(result.coefficients)
     if args.matrix:
         show(J.win_rate_matrix(battles))
     return 0
+
+
+def _check_file(path: str, option: str) -> None:
+    """A file the command writes: a type evalframe writes (a usage error otherwise)."""
+    from evalframe.io.formats import WRITE_FORMATS, format_of
+
+    try:
+        format_of(path, WRITE_FORMATS, "write")
+    except EvalframeError:
+        raise _usage_error(
+            f"evalframe judge ratings: {option} {path}: unknown type of file; give a name "
+            f"ending in {', '.join(sorted(WRITE_FORMATS))}"
+        ) from None
 
 
 def _cached_count(path: str | None) -> int | None:

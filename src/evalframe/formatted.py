@@ -57,6 +57,9 @@ _NOT_KEYS = {
     "ratings": {"model", "rating", "stderr", "ci_low", "ci_high", "n_battles", "wins",
                 "losses", "ties", "bootstrap_dropped", "signature"},
 }
+#: The rank columns (evalframe.ranks, judge.ratings): never keys.
+for _columns in _NOT_KEYS.values():
+    _columns.update({"rank", "rank_low", "rank_high", "tied_with"})
 
 
 @dataclass(frozen=True)
@@ -397,11 +400,21 @@ def _report(rows: list[dict], keys: list[str], digits: int | None, notes: list[s
                           title or "Judge report", tuple(notes))
 
 
+def _rank(row: dict) -> str:
+    """A rank with its interval where there is one: ``7 (7-8)``."""
+    low, high = row.get("rank_low"), row.get("rank_high")
+    if low is None or high is None or low == high:
+        return _text(row["rank"])
+    return f"{row['rank']} ({low}\u2013{high})"
+
+
 def _ratings(rows: list[dict], keys: list[str], digits: int | None,
              title: str | None) -> FormattedTable:
     places = 0 if digits is None else digits
     columns: dict[str, list[str | None]] = {key: [_text(row[key]) for row in rows]
                                             for key in keys}
+    if rows and "rank" in rows[0]:
+        columns["rank"] = [_rank(row) for row in rows]
     columns["model"] = [row["model"] for row in rows]
     columns["rating"] = [
         _with_interval(row["rating"], row["ci_low"], row["ci_high"], percent=False,

@@ -29,6 +29,20 @@ exist (a resample in which some model never loses) is left out of the interval a
 ``bootstrap_dropped``, with a warning. ``ci_low``/``ci_high`` are the percentile interval of
 the replicates, ``stderr`` their standard deviation.
 
+Each model also gets a ``rank`` (1 for the highest rating) and, from the same bootstrap
+replicates, ``rank_low`` / ``rank_high`` (the range of ranks it takes in the central ``ci``
+share of the replicates) and ``tied_with`` (the models whose rating difference from it has a
+replicate interval containing 0); see :mod:`evalframe.stats.ranks`.
+
+With ``style=`` the fit is Chatbot Arena's style control (FastChat ``elo_analysis.py``,
+``construct_style_matrices`` / ``fit_mle_elo``, and ``rating_systems.py``,
+``compute_style_control``): every battle adds the standardised style differences of its two
+answers (:mod:`evalframe.judge.style`) to the logit, ``ln(base) * (R_a - R_b) / scale +
+features @ beta``, and the ratings and the coefficients ``beta`` are fitted together by maximum
+likelihood (the references' scikit-learn fit without its small L2 penalty), one cell per
+battle, with the same bootstrap by question. ``return_coefficients=True`` also returns the
+coefficients (logit per standard deviation of each feature, and in Elo points).
+
 :func:`win_rate_matrix` gives the observed win rates of every pair (ties half).
 
 >>> import polars as pl
@@ -55,24 +69,52 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
+from evalframe.judge.style import (
+    StyleSpec,
+    check_style,
+    standardized,
+    style_counts,
+    style_differences,
+)
 from evalframe.metrics.judge import OUTCOMES
+from evalframe.stats.ranks import point_ranks, rank_intervals, with_ranks
 from evalframe.stats.signature import Signature
 
-__all__ = ["RATING_COLUMNS", "ratings", "win_rate_matrix"]
+__all__ = ["COEFFICIENT_COLUMNS", "RATING_COLUMNS", "Ratings", "ratings", "win_rate_matrix"]
 
 #: The columns of :func:`ratings`.
 RATING_COLUMNS = (
-    "model", "rating", "stderr", "ci_low", "ci_high", "n_battles", "wins", "losses", "ties",
-    "bootstrap_dropped", "signature",
+    "model", "rating", "stderr", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
+    "tied_with", "n_battles", "wins", "losses", "ties", "bootstrap_dropped", "signature",
 )
+#: The columns of the style coefficients (``return_coefficients=True``).
+COEFFICIENT_COLUMNS = (
+    "feature", "coefficient", "stderr", "ci_low", "ci_high", "elo_per_sd", "feature_mean",
+    "feature_std", "bootstrap_dropped", "signature",
+)
+#: Ratings equal to this many Elo points share a rank (the fit is far more precise).
+_RANK_DIGITS = 6
+#: The smallest curvature, relative to the largest, of a fit whose parameters are identified.
+_CONDITION = 1e-10
+#: The smallest curvature of the mean log-likelihood of an identified fit (a separated one
+#: runs off to where every battle's probability is 0 or 1, and the curvature to 0).
+_FLAT = 1e-9
+
+
+class Ratings(NamedTuple):
+    """The ratings table and the style coefficients (``return_coefficients=True``)."""
+
+    ratings: pl.DataFrame
+    coefficients: pl.DataFrame
 
 #: What a battle's outcome is worth to ``model_a``; errors are left out.
 _VALUE = {label: value for label, value in OUTCOMES.items() if value is not None}
@@ -82,7 +124,8 @@ _GTOL = 1e-12
 
 @dataclass(frozen=True)
 class _Battles:
-    """The battles as distinct cells (model_a index, model_b index, outcome) with weights."""
+    """The battles as cells (model_a index, model_b index, outcome) with weights: the
+    distinct cells, or, under style control, one cell per battle with its features."""
 
     models: list[str]
     first: np.ndarray  # model_a index per cell
@@ -92,6 +135,9 @@ class _Battles:
     cluster_cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # (cluster, cell, weight)
     n_clusters: int
     counts: pl.DataFrame  # per model: n_battles, wins, losses, ties
+    features: np.ndarray  # (cells, style features), standardised; no columns without style
+    feature_mean: np.ndarray  # each feature's mean before standardisation
+    feature_std: np.ndarray  # and its standard deviation
 
 
 def _read(
@@ -101,14 +147,20 @@ def _read(
     outcome: str,
     weight: str | None,
     cluster: str | None,
+    style: StyleSpec | None = None,
 ) -> tuple[pl.DataFrame, bool]:
     frame = scan(battles)
     schema = frame.collect_schema()
     needed = [model_a, model_b, outcome, *([weight] if weight else [])]
-    absent = [name for name in needed if name not in schema]
+    if style is not None:
+        if style.counted():
+            needed += list(style.answers)
+        needed += [column for pair in style.columns.values() for column in pair]
+    absent = [name for name in dict.fromkeys(needed) if name not in schema]
     if absent:
+        what = "ratings need" if style is None else "style-controlled ratings need"
         raise EvalframeError(
-            f"ratings need the column(s) {absent}, which the battles do not have; available: "
+            f"{what} the column(s) {absent}, which the battles do not have; available: "
             f"{list(schema)}"
         )
     clustered = cluster is not None and cluster in schema
@@ -119,6 +171,9 @@ def _read(
         (pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)).alias("w"),
         (pl.col(cluster) if clustered else pl.int_range(pl.len())).alias("cluster"),
     ]
+    if style is not None:
+        selected.append(pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
+        selected += _style_inputs(style, schema)
     table = frame.select(selected).collect()
     if table.schema["outcome"] not in (pl.String, pl.Null):
         raise EvalframeError(
@@ -150,7 +205,56 @@ def _read(
             f"cluster column {cluster!r} is null in {kept['cluster'].null_count()} battle(s); "
             "every battle needs a question id (or pass cluster=None to resample battles)"
         )
+    if style is not None:
+        _check_style_values(kept, style)
     return kept, clustered
+
+
+def _style_inputs(style: StyleSpec, schema: Mapping[str, pl.DataType]) -> list[pl.Expr]:
+    """The counts ``{feature}_a`` / ``{feature}_b``: precomputed columns, or counted."""
+    for name, pair in style.columns.items():
+        for column in pair:
+            if not schema[column].is_numeric():
+                raise EvalframeError(
+                    f"style_columns[{name!r}]: column {column!r} has dtype {schema[column]}; "
+                    "expected counts (numbers)"
+                )
+    for column in style.answers if style.counted() else ():
+        if schema[column] not in (pl.String, pl.Null):
+            raise EvalframeError(
+                f"answer column {column!r} has dtype {schema[column]}; style features are "
+                "counted in the answers' text (String)"
+            )
+    exprs = [
+        pl.col(column).cast(pl.Float64).alias(f"{name}_{side}")
+        for name, pair in style.columns.items()
+        for side, column in zip(("a", "b"), pair, strict=True)
+    ]
+    return exprs + style_counts(style.counted(), answers=style.answers,
+                                length_unit=style.length_unit)
+
+
+def _check_style_values(kept: pl.DataFrame, style: StyleSpec) -> None:
+    """Every rated battle has both answers' counts: finite, not negative."""
+    for name in [*style.features, *style.counted()]:
+        for side, index in (("a", 0), ("b", 1)):
+            column = f"{name}_{side}"
+            if column not in kept.columns:
+                continue
+            source = style.columns[name][index] if name in style.columns else \
+                style.answers[index]
+            bad = kept.filter(
+                pl.col(column).is_null() | ~pl.col(column).is_finite() | (pl.col(column) < 0)
+            )
+            if bad.height:
+                row = bad.row(0, named=True)
+                what = "the count" if name in style.columns else "the answer"
+                raise EvalframeError(
+                    f"style feature {name!r}: {bad.height} rated battle(s) have no usable "
+                    f"{what} in {source!r} (null, negative or not finite); first: row "
+                    f"{row['row']} ({row['a']} vs {row['b']}). Fill it (an empty answer is "
+                    "\"\") or leave the battle out"
+                )
 
 
 def _prepare(
@@ -160,8 +264,9 @@ def _prepare(
     outcome: str,
     weight: str | None,
     cluster: str | None,
+    style: StyleSpec | None = None,
 ) -> tuple[_Battles, bool]:
-    table, clustered = _read(battles, model_a, model_b, outcome, weight, cluster)
+    table, clustered = _read(battles, model_a, model_b, outcome, weight, cluster, style)
     if table.height == 0:
         raise EvalframeError("no battles to rate: every outcome is an error, null or a self-match")
     models = sorted(set(table["a"].to_list()) | set(table["b"].to_list()))
@@ -173,13 +278,21 @@ def _prepare(
         pl.col("b").replace_strict(index, return_dtype=pl.Int64).alias("j"),
         pl.col("outcome").replace_strict(_VALUE, return_dtype=pl.Float64).alias("y"),
     )
-    cells = (
-        coded.group_by("i", "j", "y")
-        .agg(pl.col("w").sum())
-        .sort("i", "j", "y")
-        .with_row_index("cell")
-    )
-    coded = coded.join(cells.select("i", "j", "y", "cell"), on=["i", "j", "y"], how="left")
+    if style is None:
+        cells = (
+            coded.group_by("i", "j", "y")
+            .agg(pl.col("w").sum())
+            .sort("i", "j", "y")
+            .with_row_index("cell")
+        )
+        coded = coded.join(cells.select("i", "j", "y", "cell"), on=["i", "j", "y"], how="left")
+        features = np.zeros((cells.height, 0))
+        mean = std = np.zeros(0)
+    else:  # every battle has its own features: a cell each
+        coded = coded.with_row_index("cell")
+        cells = coded.select("cell", "i", "j", "y", "w")
+        differences = style_differences(coded, style.features, style.normalization)
+        features, mean, std = standardized(differences)
     per_cluster = coded.group_by("cluster", "cell").agg(pl.col("w").sum())
     cluster_ids = per_cluster["cluster"].unique(maintain_order=False)
     cluster_index = per_cluster.select(
@@ -218,78 +331,117 @@ def _prepare(
         ),
         n_clusters=len(cluster_ids),
         counts=counts,
+        features=features,
+        feature_mean=mean,
+        feature_std=std,
     )
     return prepared, clustered
 
 
 def _loss(
-    theta: np.ndarray, battles: _Battles, weight: np.ndarray, alpha: float, reference: int
+    params: np.ndarray, battles: _Battles, weight: np.ndarray, alpha: float, reference: int
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """The mean negative log-likelihood over the free ratings, its gradient and Hessian.
+    """The mean negative log-likelihood over the free parameters, its gradient and Hessian.
 
-    ``theta`` holds every rating but the reference model's, which is 0.
+    ``params`` holds every rating but the reference model's, which is 0, then the style
+    coefficients: a battle's logit is ``alpha * (theta_a - theta_b) + features @ beta``.
     """
-    full = np.insert(theta, reference, 0.0)
+    n = len(battles.models)
+    full = np.insert(params[: n - 1], reference, 0.0)
+    beta = params[n - 1:]
+    x = battles.features
     logits = alpha * (full[battles.first] - full[battles.second])
+    if beta.size:
+        logits = logits + x @ beta
     total = weight.sum()
     w = weight / total
     # -[y log p + (1 - y) log(1 - p)] with p = sigmoid(logit), stably
     loss = float(np.sum(w * (np.logaddexp(0.0, logits) - battles.outcome * logits)))
     p = 0.5 * (1.0 + np.tanh(0.5 * logits))
-    residual = w * (p - battles.outcome) * alpha
-    n = len(full)
-    grad = np.bincount(battles.first, residual, n) - np.bincount(battles.second, residual, n)
-    curvature = w * p * (1.0 - p) * alpha * alpha
-    hess = np.zeros((n, n))
-    np.add.at(hess, (battles.first, battles.first), curvature)
-    np.add.at(hess, (battles.second, battles.second), curvature)
-    np.add.at(hess, (battles.first, battles.second), -curvature)
-    np.add.at(hess, (battles.second, battles.first), -curvature)
+    residual = w * (p - battles.outcome)
+    grad = alpha * (
+        np.bincount(battles.first, residual, n) - np.bincount(battles.second, residual, n)
+    )
+    curvature = w * p * (1.0 - p)
+    pairs = np.bincount(battles.first * n + battles.second, curvature, n * n).reshape(n, n)
+    hess = -(pairs + pairs.T)
+    hess[np.diag_indices(n)] += (
+        np.bincount(battles.first, curvature, n) + np.bincount(battles.second, curvature, n)
+    )
+    hess *= alpha * alpha
     keep = np.arange(n) != reference
-    return loss, grad[keep], hess[np.ix_(keep, keep)]
+    grad, hess = grad[keep], hess[np.ix_(keep, keep)]
+    if beta.size:
+        weighted = curvature[:, None] * x
+        cross = alpha * np.stack(
+            [np.bincount(battles.first, column, n) - np.bincount(battles.second, column, n)
+             for column in weighted.T],
+            axis=1,
+        )[keep]
+        grad = np.concatenate([grad, x.T @ residual])
+        hess = np.block([[hess, cross], [cross.T, x.T @ weighted]])
+    return loss, grad, hess
 
 
 def _fit(
     battles: _Battles, weight: np.ndarray, alpha: float, reference: int, start: np.ndarray
 ) -> np.ndarray:
-    """The maximum-likelihood ratings (natural units, the reference at 0), by scipy."""
+    """The maximum-likelihood parameters (free ratings in natural units, the reference at 0
+    left out, then the style coefficients), by scipy."""
     from scipy.optimize import minimize
 
-    def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        loss, grad, _ = _loss(theta, battles, weight, alpha, reference)
+    def fun(params: np.ndarray) -> tuple[float, np.ndarray]:
+        loss, grad, _ = _loss(params, battles, weight, alpha, reference)
         return loss, grad
 
-    def hess(theta: np.ndarray) -> np.ndarray:
-        return _loss(theta, battles, weight, alpha, reference)[2]
+    def hess(params: np.ndarray) -> np.ndarray:
+        return _loss(params, battles, weight, alpha, reference)[2]
 
     result = minimize(
-        fun, np.delete(start, reference), jac=True, hess=hess, method="trust-exact",
+        fun, start, jac=True, hess=hess, method="trust-exact",
         options={"gtol": _GTOL, "maxiter": 200},
     )
-    theta = result.x
-    _, grad, hessian = _loss(theta, battles, weight, alpha, reference)
+    params = result.x
+    _, grad, hessian = _loss(params, battles, weight, alpha, reference)
     # trust-exact may stop near the optimum when the loss no longer changes in floating
     # point ("a bad approximation"), its gradient still ~1e-8: Newton steps, exact there,
     # finish the fit
     for _ in range(3):
-        if not np.all(np.isfinite(theta)) or np.max(np.abs(grad), initial=0.0) <= 1e-12:
+        if not np.all(np.isfinite(params)) or np.max(np.abs(grad), initial=0.0) <= 1e-12:
             break
         try:
             step = np.linalg.solve(hessian, grad)
         except np.linalg.LinAlgError:
             break
-        candidate = theta - step
-        _, candidate_grad, candidate_hessian = _loss(candidate, battles, weight, alpha, reference)
+        candidate = params - step
+        _, candidate_grad, candidate_hessian = _loss(
+            candidate, battles, weight, alpha, reference
+        )
         if not np.max(np.abs(candidate_grad)) < np.max(np.abs(grad)):
             break
-        theta, grad, hessian = candidate, candidate_grad, candidate_hessian
-    result.x = theta
-    if not np.all(np.isfinite(result.x)) or np.max(np.abs(grad)) > 1e-8:
+        params, grad, hessian = candidate, candidate_grad, candidate_hessian
+    if not np.all(np.isfinite(params)) or np.max(np.abs(grad)) > 1e-8:
         raise EvalframeError(
             f"the Bradley-Terry fit did not converge ({result.message}); largest gradient "
             f"{np.max(np.abs(grad)):.3g}"
         )
-    return np.insert(result.x, reference, 0.0)
+    if battles.features.shape[1]:
+        _check_identified(hessian, battles)
+    return params
+
+
+def _check_identified(hessian: np.ndarray, battles: _Battles) -> None:
+    """The style-controlled fit's curvature in every direction: none is (nearly) flat."""
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    if eigenvalues[0] > max(_CONDITION * eigenvalues[-1], _FLAT):
+        return
+    raise EvalframeError(
+        "the style-controlled ratings are not identified: the likelihood is flat in some "
+        f"direction (smallest curvature {eigenvalues[0]:.3g}, largest {eigenvalues[-1]:.3g}). "
+        "The style features may repeat each other or a model (a model whose answers alone "
+        "set a feature), or separate the outcomes (the longer answer always wins); leave a "
+        "feature out"
+    )
 
 
 def _components(battles: _Battles, weight: np.ndarray) -> np.ndarray:
@@ -403,16 +555,25 @@ def check_numbers(scale: float, base: float, init: float, bootstrap: int, seed: 
         raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
 
 
-def _replicate_weights(battles: _Battles, replicates: int, seed: int) -> np.ndarray:
-    """``(replicates, cells)`` weights: the clusters drawn with replacement (multinomially)."""
+def _cluster_draws(battles: _Battles, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, clusters)``: how often each cluster is drawn (multinomially)."""
+    n = battles.n_clusters
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
+
+
+def _incidence(battles: _Battles):  # -> scipy.sparse.csr_matrix (clusters x cells)
     from scipy.sparse import coo_matrix
 
     clusters, cells, weights = battles.cluster_cells
-    n = battles.n_clusters
-    rng = np.random.default_rng(seed)
-    drawn = rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
-    incidence = coo_matrix((weights, (clusters, cells)), shape=(n, len(battles.weight))).tocsr()
-    return np.asarray((incidence.T @ drawn.T).T)
+    shape = (battles.n_clusters, len(battles.weight))
+    return coo_matrix((weights, (clusters, cells)), shape=shape).tocsr()
+
+
+def _replicate_weights(battles: _Battles, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, cells)`` weights: the clusters drawn with replacement (multinomially)."""
+    drawn = _cluster_draws(battles, replicates, seed)
+    return np.asarray((_incidence(battles).T @ drawn.T).T)
 
 
 def ratings(
@@ -430,8 +591,16 @@ def ratings(
     seed: int = 0,
     cluster: str | None = "sample_id",
     ci: float = 0.95,
-) -> pl.DataFrame:
-    """Bradley-Terry ratings on the Elo scale, with intervals from a bootstrap by question.
+    style: bool | str | Sequence[str] | None = None,
+    style_columns: Mapping[str, Sequence[str]] | None = None,
+    answer_a: str = "answer_a",
+    answer_b: str = "answer_b",
+    length_unit: str = "words",
+    style_normalization: str = "chatbot_arena",
+    return_coefficients: bool = False,
+) -> pl.DataFrame | Ratings:
+    """Bradley-Terry ratings on the Elo scale, with intervals from a bootstrap by question,
+    ranks with rank intervals, and optionally controlled for the answers' style.
 
     Parameters
     ----------
@@ -456,69 +625,200 @@ def ratings(
         The question-id column whose clusters the bootstrap resamples; when the battles
         have no such column (or None), battles are resampled one by one.
     ci
-        Level of the percentile interval.
+        Level of the percentile intervals of the ratings, the ranks and the coefficients.
+    style
+        Control for style (Chatbot Arena's style control): True for the four features of
+        :data:`evalframe.judge.style.STYLE_FEATURES` (``length``, ``markdown_headers``,
+        ``markdown_lists``, ``bold``), or a list of them; None (default): no control.
+    style_columns
+        Precomputed counts per feature, ``{"length": ("tokens_a", "tokens_b")}``, used
+        instead of counting in the text (a name that is not one of the four adds a feature
+        of your own).
+    answer_a, answer_b
+        The answers' text columns the features are counted in.
+    length_unit
+        ``"words"`` (default) or ``"characters"``: the unit of ``length`` counted in text.
+    style_normalization
+        ``"chatbot_arena"`` (default, ``(a - b) / (a + b + 1)``) or ``"arena_hard"``
+        (see :mod:`evalframe.judge.style`).
+    return_coefficients
+        Return :class:`Ratings` ``(ratings, coefficients)``: the table and the style
+        coefficients (:data:`COEFFICIENT_COLUMNS`, one row per feature).
 
     Returns
     -------
-    pl.DataFrame
-        :data:`RATING_COLUMNS`, one row per model, by rating (highest first).
+    pl.DataFrame or Ratings
+        :data:`RATING_COLUMNS`, one row per model, by rating (highest first); with
+        ``return_coefficients=True``, also the coefficients' table.
 
     Raises
     ------
     EvalframeError
         When the ratings do not exist (a model, or a group of models, never loses a point
-        to the others), on unknown outcomes, missing columns or invalid options.
+        to the others; under style control, features that separate the outcomes or repeat
+        each other), on unknown outcomes, missing columns or invalid options.
+
+    Examples
+    --------
+    In these battles the longer answer wins 7 times in 8, and x mostly writes longer ones:
+    its lead is length, and goes once length is controlled for.
+
+    >>> words = lambda counts: [" ".join(["w"] * k) for k in counts]
+    >>> battles = pl.DataFrame({
+    ...     "sample_id": [f"q{i}" for i in range(8)],
+    ...     "model_a": ["x", "y"] * 4, "model_b": ["y", "x"] * 4,
+    ...     "outcome": ["A", "B", "A", "B", "A", "A", "A", "A"],
+    ...     "answer_a": words([6, 2, 5, 1, 4, 2, 6, 3]),
+    ...     "answer_b": words([2, 5, 1, 4, 2, 3, 3, 1]),
+    ... })
+    >>> ratings(battles, bootstrap=0)["rating"].round(1).to_list()
+    [1095.4, 904.6]
+    >>> table, coefficients = ratings(battles, style=["length"], bootstrap=0,
+    ...                               return_coefficients=True)
+    >>> table.select("model", pl.col("rating").round(1), "rank")
+    shape: (2, 3)
+    ┌───────┬────────┬──────┐
+    │ model ┆ rating ┆ rank │
+    │ ---   ┆ ---    ┆ ---  │
+    │ str   ┆ f64    ┆ u32  │
+    ╞═══════╪════════╪══════╡
+    │ y     ┆ 1042.9 ┆ 1    │
+    │ x     ┆ 957.1  ┆ 2    │
+    └───────┴────────┴──────┘
+    >>> coefficients.select("feature", pl.col("coefficient", "elo_per_sd").round(2)).rows()
+    [('length', 2.74, 475.43)]
     """
     check_numbers(scale, base, init, bootstrap, seed, ci)
-    prepared, clustered = _prepare(battles, model_a, model_b, outcome, weight, cluster)
+    spec = check_style(
+        style, style_columns=style_columns, answers=(answer_a, answer_b),
+        length_unit=length_unit, normalization=style_normalization,
+    )
+    if not isinstance(return_coefficients, bool):
+        raise EvalframeError(
+            f"return_coefficients={return_coefficients!r} must be True or False"
+        )
+    prepared, clustered = _prepare(battles, model_a, model_b, outcome, weight, cluster, spec)
     _check_exists(prepared)
     models = prepared.models
+    n_models, n_features = len(models), prepared.features.shape[1]
     anchor_index, anchor_rating = _anchor(anchor, models, init)
     reference = anchor_index if anchor_index is not None else 0
     alpha = math.log(base)
-    theta = _fit(prepared, prepared.weight, alpha, reference, np.zeros(len(models)))
+    params = _fit(prepared, prepared.weight, alpha, reference, np.zeros(n_models - 1 + n_features))
+    theta = np.insert(params[: n_models - 1], reference, 0.0)
     rating = _scaled(theta, anchor_index, anchor_rating, scale)[0]
-    stderr = low = high = np.full(len(models), np.nan)
+    replicates = coefficients = None
     dropped = 0
     if bootstrap:
-        weights = _replicate_weights(prepared, bootstrap, seed)
-        fits = np.full((bootstrap, len(models)), np.nan)
-        for b in range(bootstrap):
-            if _components(prepared, weights[b]).max() > 0:
-                continue
-            fits[b] = _fit(prepared, weights[b], alpha, reference, theta)
-        usable = ~np.isnan(fits[:, 0])
+        fits = _bootstrap(prepared, alpha, reference, params, bootstrap, seed)
+        usable = ~np.isnan(fits[:, 0]) if fits.shape[1] else np.ones(bootstrap, dtype=bool)
         dropped = int(bootstrap - usable.sum())
         if dropped:
             warnings.warn(
                 f"{dropped} of {bootstrap} bootstrap replicates left out: in them some model "
-                "never loses a point, so its rating does not exist",
+                "never loses a point, so its rating does not exist"
+                + (" (or the style-controlled fit is not identified)" if n_features else ""),
                 stacklevel=2,
             )
         if usable.sum() >= 2:
-            replicates = _scaled(fits[usable], anchor_index, anchor_rating, scale)
-            stderr = replicates.std(axis=0, ddof=1)
-            low, high = np.quantile(replicates, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+            kept = fits[usable]
+            full = np.insert(kept[:, : n_models - 1], reference, 0.0, axis=1)
+            replicates = _scaled(full, anchor_index, anchor_rating, scale)
+            coefficients = kept[:, n_models - 1:]
     signature = _rating_signature(
         anchor_index, anchor_rating, models, scale, base, bootstrap, seed,
-        cluster if clustered else None, ci, weight,
+        cluster if clustered else None, ci, weight, spec,
     )
-    table = pl.DataFrame(
-        {
-            "model": models,
-            "rating": rating,
-            "stderr": stderr,
-            "ci_low": low,
-            "ci_high": high,
-        },
-        schema={"model": pl.String, "rating": pl.Float64, "stderr": pl.Float64,
-                "ci_low": pl.Float64, "ci_high": pl.Float64},
-    ).with_columns(pl.col("stderr", "ci_low", "ci_high").fill_nan(None))
-    table = table.join(prepared.counts, on="model", how="left").with_columns(
+    table = _rating_table(prepared, rating, replicates, ci).with_columns(
         pl.lit(dropped, pl.UInt32).alias("bootstrap_dropped"),
         pl.lit(signature).alias("signature"),
     )
-    return table.sort(["rating", "model"], descending=[True, False]).select(RATING_COLUMNS)
+    table = table.sort(["rating", "model"], descending=[True, False]).select(RATING_COLUMNS)
+    if not return_coefficients:
+        return table
+    features = list(spec.features) if spec is not None else []
+    beta = params[n_models - 1:]
+    return Ratings(
+        table,
+        _coefficient_table(features, beta, coefficients, prepared, alpha, scale, ci, dropped,
+                           signature),
+    )
+
+
+def _bootstrap(
+    battles: _Battles, alpha: float, reference: int, start: np.ndarray, replicates: int,
+    seed: int,
+) -> np.ndarray:
+    """``(replicates, parameters)`` fits on the resampled battles; NaN where a replicate's
+    ratings do not exist."""
+    drawn = _cluster_draws(battles, replicates, seed)
+    incidence_t = _incidence(battles).T.tocsr()
+    fits = np.full((replicates, len(start)), np.nan)
+    styled = battles.features.shape[1] > 0
+    for b in range(replicates):
+        weights = incidence_t @ drawn[b]
+        if _components(battles, weights).max() > 0:
+            continue
+        try:
+            fits[b] = _fit(battles, weights, alpha, reference, start)
+        except EvalframeError:
+            if not styled:  # the ratings of a connected resample always exist
+                raise
+    return fits
+
+
+def _rating_table(
+    battles: _Battles, rating: np.ndarray, replicates: np.ndarray | None, ci: float
+) -> pl.DataFrame:
+    """Per model: the rating, its bootstrap stderr and interval, its rank and interval."""
+    n = len(battles.models)
+    stderr = low = high = np.full(n, np.nan)
+    if replicates is not None:
+        stderr = replicates.std(axis=0, ddof=1)
+        low, high = np.quantile(replicates, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    table = pl.DataFrame(
+        {"model": battles.models, "rating": rating, "stderr": stderr, "ci_low": low,
+         "ci_high": high},
+        schema={"model": pl.String, "rating": pl.Float64, "stderr": pl.Float64,
+                "ci_low": pl.Float64, "ci_high": pl.Float64},
+    ).with_columns(pl.col("stderr", "ci_low", "ci_high").fill_nan(None))
+    point = np.round(rating, _RANK_DIGITS)
+    if replicates is not None:
+        table = with_ranks(table, "model", rank_intervals(point, replicates, ci=ci))
+    else:
+        table = table.with_columns(
+            pl.Series("rank", point_ranks(point), dtype=pl.UInt32),
+            pl.lit(None, pl.UInt32).alias("rank_low"),
+            pl.lit(None, pl.UInt32).alias("rank_high"),
+            pl.lit(None, pl.List(pl.String)).alias("tied_with"),
+        )
+    return table.join(battles.counts, on="model", how="left")
+
+
+def _coefficient_table(
+    features: list[str], beta: np.ndarray, replicates: np.ndarray | None, battles: _Battles,
+    alpha: float, scale: float, ci: float, dropped: int, signature: str,
+) -> pl.DataFrame:
+    """Per style feature: its coefficient (logit per standard deviation of the feature),
+    bootstrap stderr and interval, the same in Elo points, and the standardisation."""
+    k = len(features)
+    stderr = low = high = np.full(k, np.nan)
+    if replicates is not None and k:
+        stderr = replicates.std(axis=0, ddof=1)
+        low, high = np.quantile(replicates, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+    floats = {name: pl.Float64 for name in COEFFICIENT_COLUMNS[1:8]}
+    return pl.DataFrame(
+        {
+            "feature": features, "coefficient": beta, "stderr": stderr, "ci_low": low,
+            "ci_high": high, "elo_per_sd": beta * scale / alpha,
+            "feature_mean": battles.feature_mean, "feature_std": battles.feature_std,
+        },
+        schema={"feature": pl.String, **floats},
+    ).with_columns(
+        pl.col("stderr", "ci_low", "ci_high").fill_nan(None),
+        pl.lit(dropped, pl.UInt32).alias("bootstrap_dropped"),
+        pl.lit(signature).alias("signature"),
+    ).select(COEFFICIENT_COLUMNS)
 
 
 def _rating_signature(
@@ -532,6 +832,7 @@ def _rating_signature(
     cluster: str | None,
     ci: float,
     weight: str | None,
+    style: StyleSpec | None = None,
 ) -> str:
     pairs = [
         ("rating", "bradley-terry-mle"),
@@ -542,10 +843,12 @@ def _rating_signature(
     ]
     if weight:
         pairs.append(("weight", weight))
+    if style is not None:
+        pairs.append(("style", style.describe()))
     pairs.append(("B", str(bootstrap)))
     if bootstrap:
         pairs += [("seed", str(seed)), ("resample", cluster or "battle"),
-                  ("ci", f"percentile-{ci:g}")]
+                  ("ci", f"percentile-{ci:g}"), ("ranks", "percentile-of-ranks")]
     return str(Signature(tuple(pairs)))
 
 

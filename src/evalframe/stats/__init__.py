@@ -21,6 +21,7 @@ from evalframe.stats.methods import (
 )
 from evalframe.stats.partial import Partial, combine, partial
 from evalframe.stats.power import PairedVariance, mde, paired_variance, power, sample_size
+from evalframe.stats.ranks import ranks
 from evalframe.stats.signature import signature
 from evalframe.stats.significance import paired_ar, paired_bootstrap
 from evalframe.stats.stderr import clustered_stderr, question_mean_stderr, variance_split
@@ -46,6 +47,7 @@ __all__ = [
     "partial",
     "power",
     "question_mean_stderr",
+    "ranks",
     "sample_size",
     "signature",
     "variance_split",
