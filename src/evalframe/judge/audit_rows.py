@@ -260,6 +260,16 @@ def add_human(
             f"{label!r} (human_label=); available: {list(schema)}"
         )
     labels_table = labels.select(*items, label).collect()
+    differ = [
+        f"{item!r} is {labels_table.schema[item]} there, {rows.schema[item]} in the judgments"
+        for item in items
+        if labels_table.schema[item] != rows.schema[item] and labels_table.schema[item] != pl.Null
+    ]
+    if differ:
+        raise EvalframeError(
+            f"human labels cannot be joined on {items}: {'; '.join(differ)}; give the label "
+            "file the judgments' types"
+        )
     text = _check_labels(labels_table, label, HUMAN_LABELS, "the human labels", "no label")
     labels_table = _canonical_keys(
         labels_table.with_columns(
@@ -268,7 +278,7 @@ def add_human(
         items, names.model_a, names.model_b,
     ).with_columns(_mirror(pl.col(HUMAN)).alias(HUMAN))
     keys = _item_columns(items)
-    _no_duplicates(labels_table, keys, items, "the human labels hold")
+    _no_duplicates(labels_table, [], items, "the human labels hold")
     joined = rows.join(labels_table.select(*keys, pl.col(HUMAN).alias("__h_canonical")),
                        on=keys, how="left", maintain_order="left")
     return joined.with_columns(_mirror(pl.col("__h_canonical")).alias(HUMAN)).drop(
@@ -276,17 +286,25 @@ def add_human(
     )
 
 
-def _no_duplicates(frame: pl.DataFrame, keys: list[str], labels: list[str], who: str) -> None:
-    """Every item (``keys``, shown under ``labels``) once; else an error naming the first."""
-    counts = frame.group_by(keys, maintain_order=True).len().filter(pl.col("len") > 1)
+def _no_duplicates(
+    frame: pl.DataFrame, keys: list[str], items: list[str], who: str, judged: bool = False
+) -> None:
+    """Every item once (per group and judge); else an error naming the first repeated one.
+
+    ``keys`` are the group columns, ``items`` the item columns (the canonical ones are
+    checked), ``judged``: once per judge.
+    """
+    groups = [key for key in keys if key not in items]
+    columns = [*groups, *_item_columns(items), *([JUDGE] if judged else [])]
+    labels = [*groups, *items, *(["judge"] if judged else [])]
+    counts = frame.group_by(columns, maintain_order=True).len().filter(pl.col("len") > 1)
     if counts.height:
         first = counts.row(0, named=True)
-        shown = ", ".join(f"{label}={first[key]!r}" for label, key in zip(labels, keys,
-                                                                            strict=True))
+        shown = ", ".join(f"{label}={first[column]!r}"
+                          for label, column in zip(labels, columns, strict=True))
         raise EvalframeError(
             f"audit: {who} {counts.height} item(s) more than once (first: {shown}, "
-            f"{first['len']} rows); matching needs one row per item (item columns on="
-            f"{[label for label in labels if label != 'judge']!r})"
+            f"{first['len']} rows); matching needs one row per item (item columns on={items!r})"
         )
 
 
@@ -394,7 +412,7 @@ def _label_index(value: pl.Expr) -> pl.Expr:
 def _others(rows: pl.DataFrame, keys: list[str], items: list[str]) -> pl.DataFrame:
     """``__others``: the other judges' mean preference for A on the row's item."""
     item = [*keys, *_item_columns(items)]
-    _no_duplicates(rows, [*item, JUDGE], [*keys, *items, "judge"], "a judge judged")
+    _no_duplicates(rows, keys, items, "a judge judged", judged=True)
     canonical = _mirror(pl.col(Y))
     valid = pl.col(Y).is_not_null()
     total = canonical.fill_null(0.0).sum().over(item)
@@ -411,8 +429,7 @@ def fleiss_items(rows: pl.DataFrame, keys: list[str], items: list[str]) -> pl.Da
     """One row per item: category counts over the judges, complete when every judge rated."""
     group = keys or [ALL]
     item = [*group, *_item_columns(items)]
-    _no_duplicates(rows, [*keys, *_item_columns(items), JUDGE], [*keys, *items, "judge"],
-                   "a judge judged")
+    _no_duplicates(rows, keys, items, "a judge judged", judged=True)
     label = _label_index(_mirror(pl.col(Y)))
     judges = pl.col(JUDGE).n_unique().over(group)
     table = (

@@ -271,10 +271,13 @@ def _table(out: list[dict[str, object]], rows: pl.DataFrame, context: Context) -
     )
     order = {name: i for i, name in enumerate(MEASURES)}
     table = table.with_columns(
-        pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("__order")
+        pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("__order"),
+        (pl.col("measure") == "fleiss_kappa").alias("__together"),
     )
-    table = table.sort([*keys, "judge", "__order"], nulls_last=True, maintain_order=True)
-    return table.drop("__order").select(*keys, *AUDIT_COLUMNS)
+    # each judge's measures, then the measures of the judges together
+    table = table.sort([*keys, "__together", "judge", "__order"], nulls_last=True,
+                       maintain_order=True)
+    return table.select(*keys, *AUDIT_COLUMNS)
 
 
 def _signature(measure: str, judge: str | None, context: Context) -> str:
