@@ -664,3 +664,26 @@ def test_alpaca_eval_self_win_rate_length_bias_and_no_position_measures(shared_d
     for measure in ("position_bias", "flip_rate"):
         got = row(table, measure)
         assert got["value"] is None and got["n"] == 0 and got["n_excluded"] == 805
+
+
+def test_the_figures_of_the_documented_worked_example(shared_data):
+    """docs/judge.md, "Auditing the judge": the seeded intervals it quotes."""
+    pattern = r"(?s)\[The Start of Assistant {0}'s Answer\]\n(.*)\n\[The End of Assistant {0}"
+    pairs = mt_bench(shared_data).with_columns(
+        pl.col("g1_user_prompt").str.extract(pattern.format("A")).alias("answer_a"),
+        pl.col("g1_user_prompt").str.extract(pattern.format("B")).alias("answer_b"),
+    )
+    table = quiet_audit(pairs, by=["model_a", "model_b"])
+    shown = {r["measure"]: tuple(None if v is None else round(v, 3)
+                                 for v in (r["value"], r["ci_low"], r["ci_high"]))
+             for r in table.iter_rows(named=True)}
+    assert shown["position_bias"] == (0.648, 0.580, 0.709)
+    assert shown["flip_rate"] == (0.370, 0.267, 0.479)
+    assert shown["length_bias"] == (0.081, -0.006, 0.176)
+    orders = pairs.select(
+        "sample_id", "model_a", "model_b", pl.col("verdict_ba").alias("outcome"),
+        pl.when(pl.col("verdict_ab") != "error").then(pl.col("verdict_ab")).alias("human"),
+    )
+    kappa = row(quiet_audit(orders, human="human", measures=["cohen_kappa"]), "cohen_kappa")
+    assert (round(kappa["value"], 3), round(kappa["ci_low"], 3),
+            round(kappa["ci_high"], 3)) == (0.437, 0.279, 0.587)
