@@ -54,9 +54,9 @@ VERDICTS = ("A", "B", "tie", "error")
 HUMAN_Y = {"A": 1.0, "tie": 0.5, "B": 0.0}
 
 # internal columns of the rows
-ALL, JUDGE, CLUSTER, CLUSTER_INDEX, Y, AB, BA, D, MA, MB, HUMAN, SWAP, ROWS = (
+ALL, JUDGE, CLUSTER, CLUSTER_INDEX, Y, AB, BA, D, MA, MB, HUMAN, SWAP = (
     "__all", "__judge", "__cluster", "__ci", "__y", "__ab", "__ba", "__d", "__ma", "__mb",
-    "__human", "__swap", "__rows",
+    "__human", "__swap",
 )
 #: The confusion cells (human label x judge label, each A, tie, B) of agreement and kappa.
 CELLS = tuple(f"__ck{i}" for i in range(9))
@@ -82,7 +82,6 @@ class Names:
                 self.answer_a, self.answer_b, self.model_a, self.model_b)
 
 
-
 def _check_labels(
     table: pl.DataFrame, column: str, allowed: Sequence[str], what: str, null: str
 ) -> pl.Expr:
@@ -106,7 +105,18 @@ def _check_labels(
     return pl.col(column).cast(pl.String)
 
 
-def _preference_y(table: pl.DataFrame, source: str | None, names: Names) -> pl.Expr:
+def _verdicts(table: pl.DataFrame, names: Names) -> list[pl.Expr]:
+    """The verdict columns the table has, checked, as text (A first, then B first)."""
+    return [
+        _check_labels(table, column, VERDICTS, "a verdict", "that call was not made")
+        for column in (names.verdict_ab, names.verdict_ba)
+        if column in table.columns
+    ]
+
+
+def _preference_y(
+    table: pl.DataFrame, source: str | None, names: Names, verdicts: list[pl.Expr]
+) -> pl.Expr:
     """The judge's preference for A on each row: 1, 0.5, 0 or in between; null: none."""
     if source is None:
         return pl.lit(None, pl.Float64)
@@ -128,15 +138,8 @@ def _preference_y(table: pl.DataFrame, source: str | None, names: Names) -> pl.E
     if source == "outcome":
         label = _check_labels(table, names.outcome, tuple(OUTCOMES), "the outcome",
                               "no outcome")
-    else:
-        present = [c for c in (names.verdict_ab, names.verdict_ba) if c in table.columns]
-        verdicts = [
-            _check_labels(table, c, VERDICTS, "a verdict", "that call was not made")
-            for c in present
-        ]
-        if len(verdicts) == 1:
-            verdicts.append(pl.lit(None, pl.String))
-        label = classified(*verdicts)
+    else:  # one verdict alone is the outcome, as classify reads a call not made
+        label = classified(*verdicts, *[pl.lit(None, pl.String)] * (2 - len(verdicts)))
     values = {key: value for key, value in OUTCOMES.items() if value is not None}
     return label.replace_strict(values, default=None, return_dtype=pl.Float64)
 
@@ -149,20 +152,20 @@ def read_rows(
     source: str | None,
     names: Names,
 ) -> pl.DataFrame:
-    """The columns every measure reads, under internal names."""
+    """The columns every measure reads, under internal names, the labels checked.
+
+    ``JUDGE`` (text, null without a judge column), ``CLUSTER`` and ``CLUSTER_INDEX`` (its rank
+    in the group, from 0), ``Y``, and where the table has them ``AB`` and ``BA`` (the
+    verdicts), ``D`` (the answers' length difference, characters), ``MA`` and ``MB``.
+    """
+    verdicts = _verdicts(table, names)
     columns = [
         (pl.col(judge).cast(pl.String) if judge else pl.lit(None, pl.String)).alias(JUDGE),
         (pl.col(cluster) if cluster else pl.int_range(pl.len())).alias(CLUSTER),
-        _preference_y(table, source, names).alias(Y),
-        pl.lit(1.0).alias(ROWS),
+        _preference_y(table, source, names, verdicts).alias(Y),
     ]
-    if names.verdict_ab in table.columns and names.verdict_ba in table.columns:
-        columns += [
-            _check_labels(table, names.verdict_ab, VERDICTS, "a verdict",
-                          "that call was not made").alias(AB),
-            _check_labels(table, names.verdict_ba, VERDICTS, "a verdict",
-                          "that call was not made").alias(BA),
-        ]
+    if len(verdicts) == 2:
+        columns += [verdicts[0].alias(AB), verdicts[1].alias(BA)]
     if names.answer_a in table.columns and names.answer_b in table.columns:
         for column in (names.answer_a, names.answer_b):
             dtype = table.schema[column]
@@ -233,7 +236,7 @@ def add_human(
     names: Names,
 ) -> pl.DataFrame:
     """``__human``: the human's preference for A on each row (1, 0.5, 0; null: no label)."""
-    to_y = {key: value for key, value in HUMAN_Y.items()}
+    to_y = HUMAN_Y
     if column is not None:
         text = _check_labels(rows, column, HUMAN_LABELS, "the human labels", "no label")
         return rows.with_columns(
@@ -308,8 +311,8 @@ def _no_duplicates(
         )
 
 
-def _own(rows: pl.DataFrame, self_models: Mapping[str, str | Sequence[str]]) -> list[pl.Expr]:
-    """Whether model A, model B is the row's judge's own model."""
+def _own(self_models: Mapping[str, str | Sequence[str]]) -> list[pl.Expr]:
+    """Whether model A, model B is the row's judge's own: named like it, or in ``self_models``."""
     pairs = [
         f"{judge}\x00{model}"
         for judge, models in self_models.items()
@@ -331,7 +334,14 @@ def row_statistics(
     human: bool,
     items: list[str],
 ) -> pl.DataFrame:
-    """Each measure's per-row statistics (summed per cluster later)."""
+    """Each chosen measure's per-row statistics, summed per cluster later.
+
+    The columns are those :func:`evalframe.judge.audit_stats.measure_kinds` reads: for each
+    measure its counts or sums (``__pb_*`` position bias, ``__fr_*`` flips, ``__lb_*`` the
+    length slope's sums of the standardised difference and the preference, ``__sw_*`` and
+    ``__sp_*`` the self measures, ``CELLS`` the human x judge confusion cells), and the
+    ``*_x`` flag of a row the measure leaves out.
+    """
     y = pl.col(Y)
     valid = y.is_not_null()
     one = pl.lit(1.0)
@@ -372,7 +382,7 @@ def row_statistics(
             flag(~used).alias("__lb_x"),
         ]
     if {"self_win_rate", "self_preference"} & set(chosen) and MA in rows.columns:
-        own_a, own_b = _own(rows, self_models)
+        own_a, own_b = _own(self_models)
         party = own_a ^ own_b
         y_self = pl.when(own_a).then(y).otherwise(1.0 - y)
         stats += [
