@@ -281,6 +281,7 @@ def _table(out: list[dict[str, object]], rows: pl.DataFrame, context: Context) -
 
 
 def _signature(measure: str, judge: str | None, context: Context) -> str:
+    """What determines a row's number: the measure and its rules, the bootstrap, the judge."""
     pairs: list[tuple[str, str]] = [("audit", measure)]
     if measure not in ("position_bias", "flip_rate"):
         pairs.append(("verdict", context.source or "-"))
