@@ -383,3 +383,107 @@ def test_a_cache_file_of_another_program_is_a_one_line_error(tmp_path):
         "key, judge, prompt"
     )
     assert len(done.stderr.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- judge audit
+
+
+@pytest.mark.subprocess
+def test_audit_of_mt_bench_gives_position_bias_and_flips_per_model_pair(shared_data, tmp_path):
+    out = tmp_path / "audit.json"
+    done = run("judge", "audit", str(pair_file(shared_data)), "--by", "model_a,model_b",
+               "--bootstrap", "200", "--seed", "3", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    # the file has no answers and one judge: those measures are null, and a warning says so
+    assert "warning: audit: left null: length_bias" in done.stderr
+    rows = {row["measure"]: row for row in json.loads(out.read_text())}
+    expected = expected_outcomes(pair_file(shared_data))
+    valid = sum(expected.values()) - expected["error"]
+    flips = rows["flip_rate"]
+    assert (flips["model_a"], flips["model_b"], flips["judge"]) == ("phi-3", "phi-3-dpo",
+                                                                    "gpt-4")
+    assert flips["n"] == valid and flips["value"] == pytest.approx(
+        expected["inconsistent"] / valid, rel=1e-12)
+    assert flips["ci_low"] < flips["value"] < flips["ci_high"]
+    assert "B:200|seed:3|resample:sample_id" in flips["signature"]
+    assert rows["position_bias"]["n"] == 122 and rows["length_bias"]["value"] is None
+
+
+@pytest.mark.subprocess
+def test_audit_with_a_human_label_file_and_a_formatted_table(tmp_path, judged):
+    labels = tmp_path / "labels.csv"
+    pl.DataFrame({"sample_id": [1, 2], "model_a": ["x", "x"], "model_b": ["y", "z"],
+                  "label": ["A", "A"]}).write_csv(labels)
+    done = run("judge", "audit", str(judged), "--human", str(labels), "--human-label", "label",
+               "--measures", "agreement,cohen_kappa", "--bootstrap", "0", "--format",
+               "markdown")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "| judge | measure | value | n | excluded |"
+    # question 1 agrees (A), question 2 does not (the judge: B), question 3 has no label
+    assert "| agreement | 50.0% | 2 | 1 |" in done.stdout
+    assert "| cohen_kappa | 0.000 | 2 | 1 |" in done.stdout
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--bootstrap", "1"], "bootstrap=1 gives no spread"),
+        (["--ci", "95"], "ci=95.0 must be a number strictly between 0 and 1"),
+        (["--seed", "-2"], "seed=-2 must be a non-negative integer"),
+        (["--measures", "flip_rate,verbosity"], "unknown measure(s) ['verbosity']"),
+        (["--self", "gpt-4"], "--self expects JUDGE=MODEL, got 'gpt-4'"),
+        (["--kappa-weights", "cubic"], "argument --kappa-weights: invalid choice: 'cubic'"),
+        (["-o", "audit.xlsx"], "-o audit.xlsx: unknown type of file"),
+    ],
+)
+def test_audit_option_mistakes_are_usage_errors_before_reading(tmp_path, options, message):
+    absent = tmp_path / "absent.parquet"  # never read: the options come first
+    done = run("judge", "audit", str(absent), *options)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("evalframe judge audit: ")
+    assert message in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--by", "model_a,task"], "--by task: no such column; available: sample_id"),
+        (["--on", "question_id"], "--on question_id: no such column"),
+        (["--judge", "grader"], "--judge grader: no such column"),
+        (["--cluster", "question_id"], "--cluster question_id: no such column"),
+        (["--human", "labels.csv"], "--human labels.csv: neither a column of the input nor a "
+         "file of labels"),
+    ],
+)
+def test_audit_columns_the_input_lacks_are_usage_errors(tmp_path, judged, options, message):
+    done = run("judge", "audit", str(judged), *options)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("evalframe judge audit: ")
+    assert message in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.subprocess
+def test_audit_data_errors_exit_1(tmp_path, judged):
+    bad = tmp_path / "bad.parquet"
+    pl.read_parquet(judged).with_columns(
+        pl.Series("verdict_ba", ["A", "left", "tie"])
+    ).write_parquet(bad)
+    done = run("judge", "audit", str(bad), "--bootstrap", "0")
+    assert done.returncode == 1, done.stderr
+    assert "column 'verdict_ba' (a verdict), row 1: 'left' is not a label" in done.stderr
+    # a measure asked for that the input cannot give
+    done = run("judge", "audit", str(judged), "--measures", "length_bias")
+    assert done.returncode == 1, done.stderr
+    assert "cannot compute length_bias: no column ['answer_a', 'answer_b']" in done.stderr
+
+
+@pytest.mark.subprocess
+def test_audit_help():
+    done = run("judge", "audit", "--help")
+    assert done.returncode == 0
+    assert "usage: evalframe judge audit" in done.stdout and "--human" in done.stdout

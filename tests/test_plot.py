@@ -169,7 +169,11 @@ def test_ratings_sorted_by_rating_with_intervals():
     table = ef.judge.ratings(battles, bootstrap=50)
     spec = plot.ratings(table).to_dict()
     bars, _ = spec["layer"]
-    assert bars["encoding"]["y"]["sort"] == table.sort("rating", descending=True)["model"].to_list()
+    ordered = table.sort("rating", descending=True)
+    assert bars["encoding"]["y"]["sort"] == [
+        f"{model}  #{low}" + (f"-{high}" if high != low else "")
+        for model, low, high in ordered.select("model", "rank_low", "rank_high").iter_rows()
+    ]
     assert bars["encoding"]["x"]["field"] == "ci_low"
 
 
@@ -262,7 +266,7 @@ def test_length_controlled_draws_raw_and_lc_per_model_sorted_by_lc():
     assert drawn[("gpt4", "raw win rate")] == (23.58, 20.7, 26.5)
     assert drawn[("gpt4", "length-controlled")] == (38.13, 35.0, 41.2)
     assert len(drawn) == 6
-    even, bars, _ = chart.to_dict()["layer"]
+    _, bars, _ = chart.to_dict()["layer"]
     assert bars["encoding"]["y"]["sort"] == ["NullModel", "gpt4", "alpaca-7b"]
     assert bars["encoding"]["x"]["scale"]["zero"] is False
 
@@ -320,3 +324,14 @@ def test_the_judge_analytics_charts_export_to_svg_offline():
     assert svg.count('aria-roledescription="rule mark"') == 7
     svg = vl_convert.vegalite_to_svg(json.dumps(plot.audit(_audit_table()).to_dict()))
     assert svg.count('aria-roledescription="point"') == 3
+
+
+def test_a_style_controlled_table_says_which_features_it_controls_for():
+    table = pl.DataFrame({
+        "model": ["a", "b"], "rating": [1010.0, 990.0], "ci_low": [980.0, 960.0],
+        "ci_high": [1040.0, 1020.0],
+        "signature": ["rating:bradley-terry-mle|style:length+bold;length=words;"
+                      "norm=chatbot_arena|B:100|ci:percentile-0.95"] * 2,
+    })
+    subtitle = plot.ratings(table).to_dict()["title"]["subtitle"]
+    assert subtitle[0].startswith("Bradley-Terry controlled for style (length, bold)")

@@ -1,10 +1,10 @@
-"""The ``evalframe judge`` commands: pairwise and pointwise judging, reports, ratings.
+"""The ``evalframe judge`` commands: pairwise and pointwise judging, reports, ratings, audits.
 
 The commands compose :mod:`evalframe.judge`; they compute nothing themselves. Every option
 is checked before any input is read or any judge asked: a value that cannot be used (a
 concurrency of 0, a regex that does not compile, a scale that is not two numbers, an
-unknown format or policy) is a usage error (exit code 2), as a column named on the
-command line that the input lacks (--by, --cluster, --verdict-ab); a judge that cannot
+unknown format, policy or measure) is a usage error (exit code 2), as a column named on the
+command line that the input lacks (--by, --cluster, --verdict-ab, --human); a judge that cannot
 answer, or input that cannot be judged, is a data error (exit code 1).
 """
 
@@ -38,6 +38,7 @@ EXAMPLES = {
     "report": "evalframe judge report judged.parquet --by model_b --policy mtbench",
     "ratings": "evalframe judge ratings judged.parquet --anchor gpt-4=1000 --bootstrap 1000 "
     "--style length,markdown_headers,markdown_lists,bold",
+    "audit": "evalframe judge audit gpt-4_pair.jsonl --by model_a,model_b --human labels.csv",
 }
 
 
@@ -69,7 +70,9 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
             "orders, and classifies the outcome (A, B, tie, inconsistent, error); 'grade' "
             "asks once per row for a grade; 'classify' reads verdicts already collected; "
             "'report' gives win rates with intervals under a named policy; 'ratings' fits "
-            "Bradley-Terry ratings on the Elo scale. Every judgment goes through a durable "
+            "Bradley-Terry ratings on the Elo scale; 'audit' measures the judge (position "
+            "bias, flips, length bias, self-preference, agreement with human labels). Every "
+            "judgment goes through a durable "
             "SQLite cache (--cache): a rerun asks nothing twice."
         ),
     )
@@ -186,6 +189,46 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     _add_format(ratings)
     ratings.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
+    audit = subcommands.add_parser(
+        "audit", help="audit the judge: position bias, flip rate, length bias, self-preference, "
+        "agreement with human labels (Cohen's and Fleiss' kappa)",
+        epilog=f"Example: {EXAMPLES['audit']}",
+    )
+    audit.add_argument("inputs", nargs="+", metavar="INPUT", help="judged files or globs")
+    audit.add_argument("--by", default="", metavar="COLS", help="comma-separated group columns")
+    audit.add_argument(
+        "--human", metavar="FILE_OR_COLUMN",
+        help="human labels A/B/tie: a column of the input, or a file joined on the item "
+        "columns (--on) holding them in --human-label",
+    )
+    audit.add_argument("--human-label", default="human", metavar="COLUMN",
+                       help="the label column of a --human file (default: %(default)s)")
+    audit.add_argument("--on", default="", metavar="COLS",
+                       help="the columns naming an item, to match judges and human labels "
+                       "(default: sample_id or question, model_a, model_b, turn)")
+    audit.add_argument("--judge", metavar="COLUMN",
+                       help="the column naming the judge (default: judge_model or judge)")
+    audit.add_argument(
+        "--measures", default="", metavar="NAMES",
+        help="comma-separated measures to compute, each required (default: all that apply): "
+        "position_bias, flip_rate, length_bias, self_win_rate, self_preference, agreement, "
+        "cohen_kappa, fleiss_kappa",
+    )
+    audit.add_argument("--self", action="append", default=[], dest="self_models",
+                       metavar="JUDGE=MODEL", help="the judge's own model, where the names "
+                       "differ (repeatable)")
+    audit.add_argument("--kappa-weights", choices=("linear", "quadratic"),
+                       help="weighted Cohen's kappa on the order A < tie < B")
+    audit.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
+    audit.add_argument("--bootstrap", type=int, default=1000, metavar="B")
+    audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--cluster", metavar="COLUMN",
+                       help="resample by this column (default: cluster, sample_id or question, "
+                       "the first present); 'none' for rows")
+    audit.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
+    _add_format(audit)
+    audit.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
 
 def _add_judge_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="the judge model's name on the server")
@@ -212,6 +255,8 @@ def run_judge(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) ->
         return _run_classify(args, show)
     if command == "report":
         return _run_report(args, show)
+    if command == "audit":
+        return _run_audit(args, show)
     return _run_ratings(args, show)
 
 
@@ -475,6 +520,57 @@ def _check_file(path: str, option: str) -> None:
             f"evalframe judge ratings: {option} {path}: unknown type of file; give a name "
             f"ending in {', '.join(sorted(WRITE_FORMATS))}"
         ) from None
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list of names, blanks left out."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _self_models(pairs: list[str]) -> dict[str, list[str]] | None:
+    """``--self JUDGE=MODEL`` (repeatable): each judge's own model(s)."""
+    mapping: dict[str, list[str]] = {}
+    for pair in pairs:
+        judge, sep, model = pair.partition("=")
+        if not sep or not judge or not model:
+            raise _usage_error(f"evalframe judge audit: --self expects JUDGE=MODEL, got {pair!r}")
+        mapping.setdefault(judge, []).append(model)
+    return mapping or None
+
+
+def _run_audit(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
+    from evalframe import judge as J
+    from evalframe.io.load import expand_paths
+    from evalframe.judge.audit import check_options
+
+    measures = _names(args.measures) or None
+    self_models = _self_models(args.self_models)
+    _checked("audit", check_options, measures=measures, ci=args.ci, bootstrap=args.bootstrap,
+             seed=args.seed, kappa_weights=args.kappa_weights, self_models=self_models)
+    by, on = _names(args.by), _names(args.on)
+    frame = scan(args.inputs)
+    cluster: str | bool | None = args.cluster
+    if isinstance(cluster, str) and cluster.lower() == "none":
+        cluster = False
+    named = [*(("--by", key) for key in by), *(("--on", key) for key in on),
+             ("--judge", args.judge), ("--cluster", cluster if isinstance(cluster, str) else None)]
+    _columns_present(frame, named, "audit")
+    human: Any = args.human
+    if human is not None and human not in frame.collect_schema():
+        try:
+            expand_paths(human)
+        except EvalframeError as error:
+            raise _usage_error(
+                f"evalframe judge audit: --human {human}: neither a column of the input nor a "
+                f"file of labels ({error})"
+            ) from error
+    table = J.audit(
+        frame.collect(), human=human, by=by or None, judge=args.judge, measures=measures,
+        on=on or None, self_models=self_models, kappa_weights=args.kappa_weights, ci=args.ci,
+        bootstrap=args.bootstrap, seed=args.seed, cluster=cluster, human_label=args.human_label,
+    )
+    _emit(table, args.output, show, getattr(args, "format", "table"))
+    return 0
 
 
 def _cached_count(path: str | None) -> int | None:

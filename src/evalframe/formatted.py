@@ -2,7 +2,8 @@
 LaTeX, HTML or CSV.
 
 :func:`table` takes a table of :func:`evalframe.aggregate`, :func:`evalframe.compare`,
-:func:`evalframe.judge.report` or :func:`evalframe.judge.ratings` and returns a
+:func:`evalframe.judge.report`, :func:`evalframe.judge.ratings` or
+:func:`evalframe.judge.audit` and returns a
 :class:`FormattedTable`: one cell per number with its interval (``58.3% [44.9, 70.6]``,
 percent where the metric is a rate, which its signature says), the counts that qualify it
 (n, missing answers, null rows) in view, and what the intervals are in a note. It shows
@@ -56,10 +57,15 @@ _NOT_KEYS = {
                "signature"},
     "ratings": {"model", "rating", "stderr", "ci_low", "ci_high", "n_battles", "wins",
                 "losses", "ties", "bootstrap_dropped", "signature"},
+    "audit": {"judge", "measure", "value", "ci_low", "ci_high", "n", "n_excluded", "signature"},
 }
 #: The rank columns (evalframe.ranks, judge.ratings): never keys.
 for _columns in _NOT_KEYS.values():
     _columns.update({"rank", "rank_low", "rank_high", "tied_with"})
+#: The judge audit's measures that are shares (shown as percents); the others keep units.
+_AUDIT_RATES = ("position_bias", "flip_rate", "self_win_rate", "agreement")
+#: The judge audit's measures that are differences (shown signed).
+_AUDIT_SIGNED = ("length_bias", "self_preference")
 
 
 @dataclass(frozen=True)
@@ -183,11 +189,13 @@ def _kind(frame: pl.DataFrame) -> str:
         return "report"
     if {"rating", "model"} <= columns:
         return "ratings"
+    if {"measure", "value", "ci_low", "ci_high", "n", "n_excluded"} <= columns:
+        return "audit"
     if {"metric", "value", "ci_low", "ci_high", "n"} <= columns:
         return "aggregate"
     raise EvalframeError(
-        "table: expected a table of evalframe.aggregate, compare, judge.report or "
-        f"judge.ratings; its columns are {', '.join(frame.columns)}"
+        "table: expected a table of evalframe.aggregate, compare, judge.report, "
+        f"judge.ratings or judge.audit; its columns are {', '.join(frame.columns)}"
     )
 
 
@@ -226,7 +234,8 @@ def table(
     digits: int | None = None,
     title: str | None = None,
 ) -> FormattedTable:
-    """A formatted view of ``aggregate``, ``compare``, ``judge.report`` or ``judge.ratings``.
+    """A formatted view of ``aggregate``, ``compare``, ``judge.report``, ``judge.ratings`` or
+    ``judge.audit``.
 
     Parameters
     ----------
@@ -274,6 +283,8 @@ def table(
         return _compare(frame, rows, keys, rates, digits, notes, title)
     if kind == "report":
         return _report(rows, keys, digits, notes, title, percent)
+    if kind == "audit":
+        return _audit(rows, keys, digits, notes, title, percent)
     return _ratings(rows, keys, digits, title)
 
 
@@ -426,3 +437,23 @@ def _ratings(rows: list[dict], keys: list[str], digits: int | None,
              + (f" ({fields['ci']})" if fields.get("ci") else ""),)
     return FormattedTable(pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String)),
                           title or "Ratings", notes)
+
+
+def _audit(rows: list[dict], keys: list[str], digits: int | None, notes: list[str],
+           title: str | None, percent: bool | None) -> FormattedTable:
+    """The judge audit: shares as percents, differences signed, kappas as they are."""
+    columns: dict[str, list[str | None]] = {key: [_text(row[key]) for row in rows]
+                                            for key in keys}
+    columns["judge"] = [_text(row["judge"]) for row in rows]
+    columns["measure"] = [row["measure"] for row in rows]
+    values = []
+    for row in rows:
+        rate = row["measure"] in _AUDIT_RATES if percent is None else percent
+        values.append(_with_interval(row["value"], row["ci_low"], row["ci_high"], percent=rate,
+                                     digits=_digits(digits, rate),
+                                     sign=row["measure"] in _AUDIT_SIGNED))
+    columns["value"] = values
+    columns["n"] = [_text(row["n"]) for row in rows]
+    columns["excluded"] = [_text(row["n_excluded"], "—") for row in rows]
+    return FormattedTable(pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String)),
+                          title or "Judge audit", tuple(notes))

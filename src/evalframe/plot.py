@@ -490,7 +490,8 @@ def ratings(table: pl.DataFrame, *, title: str | None = None) -> alt.Chart:
         frame.height else {}
     model = "Bradley-Terry (Elo scale)"
     if fields.get("style") not in (None, "", "-", "none"):
-        model = f"style-controlled Bradley-Terry ({fields['style']})"
+        features = fields["style"].split(";")[0].replace("+", ", ")
+        model = f"Bradley-Terry controlled for style ({features})"
     subtitle = [f"{model}; bootstrap intervals" + (f" ({fields['ci']})" if "ci" in fields else "")]
     if "n_battles" in frame.columns and frame.height:
         subtitle[0] += f"; {int(frame['n_battles'].sum()) // 2} battles"

@@ -12,11 +12,15 @@
 - :func:`grade` asks once per row for a grade; :func:`regrade` re-reads collected replies.
 - :func:`report` gives win rates with intervals under a named policy (:data:`POLICIES`), and
   the position-bias rate; :func:`ratings` and :func:`win_rate_matrix` rank many models.
+- :func:`audit` measures the judge itself: position bias, flip rate, length bias,
+  self-preference, and agreement with human labels or among judges (Cohen's and Fleiss'
+  kappa), with bootstrap intervals.
 - A judge is a callable ``judge(prompt) -> str`` (sync or async) or an :class:`OpenAIJudge`;
   :func:`ask` runs prompts through it with bounded concurrency, retries and a durable
   :class:`JudgmentCache`.
 """
 
+from evalframe.judge.audit import audit
 from evalframe.judge.backends import OpenAIJudge
 from evalframe.judge.cache import JudgmentCache
 from evalframe.judge.classify import classify
@@ -36,6 +40,7 @@ __all__ = [
     "OpenAIJudge",
     "Reply",
     "ask",
+    "audit",
     "classify",
     "custom_format",
     "grade",
