@@ -335,3 +335,17 @@ def test_a_style_controlled_table_says_which_features_it_controls_for():
     })
     subtitle = plot.ratings(table).to_dict()["title"]["subtitle"]
     assert subtitle[0].startswith("Bradley-Terry controlled for style (length, bold)")
+
+
+def test_audit_names_a_judge_common_to_every_row_once_and_counts_what_it_could_not_compute():
+    table = pl.DataFrame({
+        "model": ["m1", "m1", "m2", "m2"], "judge": ["gpt-4"] * 4,
+        "measure": ["length_bias", "position_bias"] * 2,
+        "value": [0.1, None, 0.03, None], "ci_low": [0.05, None, 0.01, None],
+        "ci_high": [0.15, None, 0.05, None], "n": [805, 0, 805, 0],
+    })
+    chart = plot.audit(table)
+    subtitle = chart.to_dict()["title"]["subtitle"]
+    assert subtitle[0] == "judge: gpt-4"
+    assert subtitle[-1] == "not computable: position_bias (2 of 2)"
+    assert sorted(row["row"] for row in _values(chart)) == ["m1", "m2"]

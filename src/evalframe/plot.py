@@ -811,7 +811,10 @@ def audit(table: pl.DataFrame, *, title: str | None = None, columns: int | None 
     _require(frame, ("measure", "value", "ci_low", "ci_high"), "audit",
              "a table of evalframe.judge.audit")
     keys = [column for column in frame.columns if column not in (
-        "measure", "value", "ci_low", "ci_high", "n", "signature")]
+        "measure", "value", "ci_low", "ci_high", "n", "n_excluded", "signature")]
+    # a key with one value (the judge, usually) goes to the subtitle, not every label
+    constant = [key for key in keys if len(keys) > 1 and frame[key].n_unique() == 1]
+    keys = [key for key in keys if key not in constant] or keys
     row = (pl.concat_str([pl.col(key).cast(pl.String).fill_null("null") for key in keys],
                          separator=" / ") if keys else pl.lit("judge"))
     frame = frame.with_columns(row=row, reference=pl.col("measure").replace_strict(
@@ -834,9 +837,14 @@ def audit(table: pl.DataFrame, *, title: str | None = None, columns: int | None 
                         header=alt.Header(labelFontWeight="bold")),
         columns=columns or min(max(len(measures), 1), 3),
     ).resolve_scale(x="independent")
-    subtitle = ["dashed: no bias (position bias 0.5; flip rate, length bias, "
-                "self-preference 0), kappa 0 = chance agreement"]
+    subtitle = [", ".join(f"{key}: {frame[key][0]}" for key in constant)] if constant else []
+    subtitle.append("dashed: no bias (position bias 0.5; flip rate, length bias, "
+                    "self-preference 0), kappa 0 = chance agreement")
     if absent.height:
+        rows = frame["row"].n_unique()
+        counts = absent.group_by("measure", maintain_order=True).agg(
+            pl.col("row").unique(maintain_order=True))
         subtitle.append("not computable: " + ", ".join(
-            f"{r['measure']} ({r['row']})" for r in absent.iter_rows(named=True)))
+            f"{measure} ({found[0] if len(found) == 1 else f'{len(found)} of {rows}'})"
+            for measure, found in counts.iter_rows()))
     return chart.properties(title=_title(alt, title, "Judge audit", subtitle))
