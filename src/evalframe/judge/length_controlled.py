@@ -258,7 +258,7 @@ def read_glm_data(directory: str | os.PathLike[str]) -> GlmData:
     if outside.any():
         row = int(np.flatnonzero(outside)[0])
         raise EvalframeError(
-            f"{str(path)!r}, column 'preference', row {row + 1}: {share[row]!r} is not a "
+            f"{str(path)!r}, column 'preference', row {row + 1}: {float(share[row])!r} is not a "
             "share in [0, 1] (df_gamed.csv holds preference - 1)"
         )
     first: dict[int, float] = {}
@@ -364,6 +364,7 @@ def l1_logistic(
             return beta
         idx = np.flatnonzero(active)
         slope = gradient[idx] + sign[idx]
+        residual = _residual(beta, gradient)
         try:
             step = -np.linalg.solve(hessian[np.ix_(idx, idx)], slope)
         except np.linalg.LinAlgError:
@@ -377,16 +378,27 @@ def l1_logistic(
             trial[~active] = 0.0
             trial_value, trial_gradient, trial_hessian = _smooth(trial, x, p, w, c)
             trial_total = trial_value + float(np.abs(trial).sum())
-            if trial_total <= total + 1e-4 * t * float(slope @ step) or t < 1e-10:
+            if trial_total <= total + 1e-4 * t * float(slope @ step):
                 break
+            # near the optimum the objective's change is below its rounding: a step that
+            # brings the optimality conditions closer is taken
+            rounding = trial_total - total <= 1e-13 * (1.0 + abs(total))
+            if rounding and _residual(trial, trial_gradient) < residual:
+                break
+            if t < 1e-10:
+                return beta  # no descent left
             t /= 2
-        if trial_total > total:  # no descent left: converged to rounding
-            return beta
         moved = float(np.max(np.abs(trial - beta)))
         beta, gradient, hessian, total = trial, trial_gradient, trial_hessian, trial_total
         if moved <= tol * (1.0 + float(np.max(np.abs(beta)))):
             return beta
     return beta
+
+
+def _residual(beta: np.ndarray, gradient: np.ndarray) -> float:
+    """How far ``beta`` is from optimal: the largest entry of the smallest subgradient."""
+    zero = np.maximum(np.abs(gradient) - 1.0, 0.0)
+    return float(np.max(np.abs(np.where(beta != 0, gradient + np.sign(beta), zero))))
 
 
 def fit_glm(
@@ -652,14 +664,6 @@ def _groups(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], preference: str
     groups = []
     for key, part in parts.items():
         name = ", ".join(f"{k}={v!r}" for k, v in zip(keys, key, strict=True)) or "all rows"
-        questions = part["question"].to_list()
-        if len(set(questions)) != len(questions):
-            seen: set[str] = set()
-            twice = next(q for q in questions if q in seen or seen.add(q))
-            raise EvalframeError(
-                f"group {name}: the instruction {twice[:60]!r} is judged twice; AlpacaEval "
-                "judges each instruction once per model (group by model)"
-            )
         pair = [part[f"__{n}"].unique().to_list() for n in named]
         many = [(n, values) for n, values in zip(named, pair, strict=True) if len(values) > 1]
         if many:
@@ -668,6 +672,14 @@ def _groups(frame: pl.DataFrame | pl.LazyFrame, keys: list[str], preference: str
                 f"group {name} holds {len(values)} values of {column!r} ({values[:4]}); the "
                 "length-controlled win rate is fitted per model against one baseline: "
                 f"group by {column!r} (e.g. report(..., by='model'))"
+            )
+        questions = part["question"].to_list()
+        if len(set(questions)) != len(questions):
+            seen: set[str] = set()
+            twice = next(q for q in questions if q in seen or seen.add(q))
+            raise EvalframeError(
+                f"group {name}: the instruction {twice[:60]!r} is judged twice; AlpacaEval "
+                "judges each instruction once per model (group by model)"
             )
         first = {n: values[0] for n, values in zip(named, pair, strict=True)}
         baseline = len(first) == 2 and first["model_a"] == first["model_b"]
