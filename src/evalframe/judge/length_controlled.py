@@ -50,7 +50,10 @@ Where the difficulties and the gamed rows come from
 ``preference`` (the share, in [0, 1]; empty where missing), ``std_delta_len``,
 ``instruction_difficulty`` and ``not_gamed_baseline`` (``True``/``False``); other columns
 (``model``) are ignored. An instruction's difficulty is the ``instruction_difficulty`` of
-the first row of its ``index``, as AlpacaEval reads it (``drop_duplicates("index")``).
+the first row of its ``index``, as AlpacaEval reads it (``drop_duplicates("index")``;
+AlpacaEval then looks index ``i`` up by *row label*, the same thing when the file's first
+rows hold the indices 0, 1, 2... in order, as a table of gamed models one after the other
+does; evalframe looks it up by the ``index`` column).
 AlpacaEval's ``instruction_difficulty.csv`` is not read: AlpacaEval uses it only to predict
 win rates against another baseline from saved weights, not for this number.
 
