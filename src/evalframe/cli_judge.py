@@ -35,7 +35,9 @@ EXAMPLES = {
     "-o graded.parquet",
     "classify": "evalframe judge classify gpt-4_pair.jsonl --verdict-ab g1_judgment "
     "--verdict-ba g2_judgment --format mtbench -o outcomes.parquet",
-    "report": "evalframe judge report judged.parquet --by model_b --policy mtbench",
+    "report": "evalframe judge report judged.parquet --by model_b --policy mtbench; "
+    "evalframe judge report 'results/*/weighted_alpaca_eval_gpt4_turbo/annotations.json' "
+    "--by model --policy alpaca_eval --length-controlled --glm-data glm/",
     "ratings": "evalframe judge ratings judged.parquet --anchor gpt-4=1000 --bootstrap 1000 "
     "--style length,markdown_headers,markdown_lists,bold",
     "audit": "evalframe judge audit gpt-4_pair.jsonl --by model_a,model_b --human labels.csv",
@@ -143,6 +145,17 @@ def add_judge_parser(commands: Any, parser_class: type[argparse.ArgumentParser])
     ), "POLICIES")
     report.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
     report.add_argument("--cluster", metavar="COLUMN", help="cluster the standard error")
+    report.add_argument(
+        "--length-controlled", action="store_true",
+        help="with --policy alpaca_eval: add AlpacaEval 2.0's length-controlled win rate "
+        "(length_controlled_winrate, lc_standard_error, lc_ci_low, lc_ci_high)",
+    )
+    report.add_argument(
+        "--glm-data", metavar="DIR",
+        help="with --length-controlled: the folder of AlpacaEval's df_gamed.csv (and "
+        "optionally alpaca_eval.json) from the Hugging Face dataset tatsu-lab/alpaca_eval; "
+        "without it the models given are fitted together",
+    )
     report.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     _add_format(report)
     report.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -386,18 +399,29 @@ def _run_classify(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]
 
 def _run_report(args: argparse.Namespace, show: Callable[[pl.DataFrame], None]) -> int:
     from evalframe import judge as J
+    from evalframe.judge.length_controlled import check_glm_data
     from evalframe.judge.policies import resolve_policy
 
-    _checked("report", resolve_policy, args.policy)
+    policy = _checked("report", resolve_policy, args.policy)
     if not 0 < args.ci < 1:
         raise _usage_error(f"evalframe judge report: --ci {args.ci} must be strictly between "
                            "0 and 1")
+    if args.glm_data is not None and not args.length_controlled:
+        raise _usage_error("evalframe judge report: --glm-data is read only for the "
+                           "length-controlled win rate: add --length-controlled")
+    if args.length_controlled and not policy.length_control:
+        raise _usage_error(f"evalframe judge report: --length-controlled is AlpacaEval's "
+                           f"length-controlled win rate: it needs --policy alpaca_eval, not "
+                           f"{args.policy!r}")
+    if args.glm_data is not None:
+        _checked("report", check_glm_data, args.glm_data)
     by = [key.strip() for key in args.by.split(",") if key.strip()]
     frame = scan(args.inputs)
     _columns_present(frame, [*(("--by", key) for key in by), ("--cluster", args.cluster)],
                      "report")
     table = J.report(
         frame.collect(), by=by or None, policy=args.policy, ci=args.ci, cluster=args.cluster,
+        length_controlled=args.length_controlled, glm_data=args.glm_data,
     )
     _emit(table, args.output, show, getattr(args, "format", "table"))
     return 0

@@ -181,6 +181,9 @@ class Policy:
     position: bool = True
     #: Whether the scores are battles (several per row), clustered at least by row.
     battle_level: bool = False
+    #: Whether the report can add AlpacaEval's length-controlled win rate
+    #: (:mod:`evalframe.judge.length_controlled`).
+    length_control: bool = False
 
     @property
     def text(self) -> str:
@@ -388,6 +391,7 @@ class AlpacaEval(Policy):
     )
     reference: str = "alpaca_eval 0.6.6 alpaca_eval.metrics.get_winrate"
     position: bool = False
+    length_control: bool = True
 
     def outcome(
         self, frame: pl.LazyFrame, schema: Mapping[str, pl.DataType], columns: Columns

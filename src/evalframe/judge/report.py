@@ -24,9 +24,18 @@ first slot there. 0.5 is no preference for either slot, 1.0 a judge that always 
 FIRST. Null when there is no decisive verdict, when the verdict columns are absent, and under
 ``alpaca_eval`` (AlpacaEval does not record which answer was shown first).
 
+Under ``alpaca_eval``, ``length_controlled=True`` adds AlpacaEval 2.0's length-controlled
+win rate (:mod:`evalframe.judge.length_controlled`): ``length_controlled_winrate``,
+``lc_standard_error`` (percent, as AlpacaEval reports them) and ``lc_ci_low`` /
+``lc_ci_high`` (``length_controlled_winrate -/+ z * lc_standard_error``, ``z`` the normal
+quantile of ``ci``, clipped to [0, 100]), after the policy's columns. Each group must be one
+model against one baseline. ``glm_data`` names the folder of AlpacaEval's ``df_gamed.csv``;
+without it, the models given are fitted together.
+
 ``signature`` (as :mod:`evalframe.stats.signature`) says what determines the numbers: the
 metric, the standard-error and interval method, the policy with its options, the judge model
-(when the result names one) and evalframe's version.
+(when the result names one), how the length-controlled win rate was fitted (``lc:``) and
+evalframe's version.
 
 >>> import polars as pl
 >>> result = pl.DataFrame({"outcome": ["A", "B", "tie", "inconsistent", "error"]})
@@ -44,12 +53,14 @@ shape: (1, 7)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
+from evalframe.judge import length_controlled as lc
 from evalframe.judge.policies import OUTCOME, ROW, SCORE, Columns, Policy, resolve_policy
 from evalframe.scored import missing_column
 from evalframe.stats.aggregate import aggregate
@@ -84,6 +95,8 @@ def report(
     preference: str = "preference",
     cluster: str | bool | None = None,
     interval: str = "auto",
+    length_controlled: bool = False,
+    glm_data: str | os.PathLike[str] | None = None,
 ) -> pl.DataFrame:
     """Win/loss/tie counts, the win rate of A with its interval, and the position-bias rate.
 
@@ -110,12 +123,22 @@ def report(
     interval
         ``"auto"`` (Wilson for 0/1 scores, else t clipped to [0, 1]), ``"wilson"``, ``"t"``
         or ``"normal"``.
+    length_controlled
+        Add AlpacaEval's length-controlled win rate (``policy="alpaca_eval"`` only; the
+        result needs ``question``, ``answer_a``, ``answer_b``): see
+        :mod:`evalframe.judge.length_controlled`.
+    glm_data
+        With ``length_controlled``: the folder holding AlpacaEval's ``df_gamed.csv`` (and
+        optionally ``alpaca_eval.json``), from the Hugging Face dataset
+        ``tatsu-lab/alpaca_eval``; None: the difficulties are estimated from the models
+        given (at least two besides the baseline).
 
     Returns
     -------
     pl.DataFrame
-        The ``by`` keys, :data:`REPORT_COLUMNS`, the policy's own columns, ``signature``;
-        one row per group, sorted by the keys.
+        The ``by`` keys, :data:`REPORT_COLUMNS`, the policy's own columns, the
+        length-controlled columns when asked, ``signature``; one row per group, sorted by
+        the keys.
 
     Examples
     --------
@@ -142,9 +165,11 @@ def report(
             f"interval={interval!r} is invalid; expected 'auto', 'wilson', 't' or 'normal'"
         )
     chosen = resolve_policy(policy)
+    tables = _length_control(chosen, length_controlled, glm_data)
+    extra = (*chosen.extra, *(lc.COLUMNS if length_controlled else ()))
     frame = scan(result)
     schema = frame.collect_schema()
-    keys = _keys(by, schema, chosen)
+    keys = _keys(by, schema, extra)
     columns = Columns(outcome, verdict_ab, verdict_ba, strength_ab, strength_ba, preference)
     rows = frame.with_columns(chosen.outcome(frame, schema, columns).alias(OUTCOME))
     counts = _counts(rows, schema, keys, chosen, columns)
@@ -154,14 +179,41 @@ def report(
         if keys
         else pl.concat([counts, stats], how="horizontal")
     )
+    if length_controlled:
+        controlled = lc.length_controlled(frame, keys, preference=preference, glm_data=tables,
+                                          ci=ci).rename({"signature": "__lc"})
+        table = (
+            table.join(controlled, on=keys, how="left", nulls_equal=True, maintain_order="left")
+            if keys
+            else pl.concat([table, controlled], how="horizontal")
+        )
     table = table.with_columns(*chosen.headline(), _signature(table, chosen))
     if keys:
         table = table.sort(keys, nulls_last=True, maintain_order=True)
-    return table.select(*keys, *REPORT_COLUMNS, *chosen.extra, "signature")
+    return table.select(*keys, *REPORT_COLUMNS, *extra, "signature")
+
+
+def _length_control(
+    policy: Policy, length_controlled: bool, glm_data: str | os.PathLike[str] | None
+) -> lc.GlmData | None:
+    """Check the length-control options (before any input is read); read ``glm_data``."""
+    if not isinstance(length_controlled, bool):
+        raise EvalframeError(f"length_controlled={length_controlled!r}: expected True or False")
+    if glm_data is not None and not length_controlled:
+        raise EvalframeError(
+            f"glm_data={os.fspath(glm_data)!r} is read only for the length-controlled win "
+            "rate: add length_controlled=True"
+        )
+    if length_controlled and not policy.length_control:
+        raise EvalframeError(
+            f"length_controlled=True is AlpacaEval's length-controlled win rate: it needs "
+            f"policy='alpaca_eval', not {policy.name!r}"
+        )
+    return lc.read_glm_data(glm_data) if glm_data is not None else None
 
 
 def _keys(
-    by: str | Sequence[str] | None, schema: Mapping[str, pl.DataType], policy: Policy
+    by: str | Sequence[str] | None, schema: Mapping[str, pl.DataType], extra: Sequence[str]
 ) -> list[str]:
     if by is None:
         return []
@@ -176,7 +228,7 @@ def _keys(
         raise EvalframeError(
             f"cannot group by {absent}: no such column(s); available: {list(schema)}"
         )
-    taken = {*REPORT_COLUMNS, *policy.extra, "signature", SCORE, OUTCOME, ROW, "n", "value"}
+    taken = {*REPORT_COLUMNS, *extra, "signature", SCORE, OUTCOME, ROW, "n", "value"}
     clashing = [key for key in keys if key in taken]
     if clashing:
         raise EvalframeError(
@@ -306,5 +358,7 @@ def _signature(table: pl.DataFrame, policy: Policy) -> pl.Expr:
         pairs.append(("policy", policy.text))
         if judges is not None and judges[row]:
             pairs.append(("judge", judge[row] if judges[row] == 1 else f"mixed({judges[row]})"))
+        if "__lc" in table.columns:
+            pairs.append(tuple(table["__lc"][row].split(":", 1)))
         texts.append(str(Signature(tuple(pairs))))
     return pl.Series("signature", texts, dtype=pl.String)
