@@ -109,6 +109,22 @@ def test_judge_report_and_ratings():
     assert row["A / B / tie"] == "2 / 1 / 1"
 
 
+def test_an_alpaca_eval_report_shows_the_length_controlled_win_rate_beside_the_raw():
+    report = pl.DataFrame({
+        "model": ["m"], "wins_a": [1], "wins_b": [3], "ties": [0], "inconsistent": [0],
+        "errors": [0], "n_valid": [4], "win_rate_a": [0.25], "stderr": [0.2],
+        "ci_low": [0.05], "ci_high": [0.7], "n_clusters": [None], "position_bias": [None],
+        "n_decisive": [0], "win_rate": [75.0], "standard_error": [20.0],
+        "win_rate_ci_low": [30.0], "win_rate_ci_high": [95.0], "n_wins": [3],
+        "n_wins_base": [1], "n_draws": [0], "n_total": [4], "discrete_win_rate": [75.0],
+        "length_controlled_winrate": [62.24], "lc_standard_error": [4.0],
+        "lc_ci_low": [54.41], "lc_ci_high": [70.09], "signature": ["policy:alpaca_eval"],
+    })
+    row = ef.table(report).frame.row(0, named=True)
+    assert row["win rate (B)"] == "75.0% [30.0, 95.0]"
+    assert row["LC win rate (B)"] == "62.2% [54.4, 70.1]"
+
+
 def test_the_wide_view_names_the_cells_with_missing_answers():
     frame = pl.DataFrame({"model": ["m", "n"] * 3, "task": ["t"] * 6,
                           "sample_id": [str(i // 2) for i in range(6)],

@@ -395,6 +395,12 @@ def _report(rows: list[dict], keys: list[str], digits: int | None, notes: list[s
                            _fraction(row["win_rate_ci_high"]), percent=rate,
                            digits=_digits(digits, rate)) for row in rows
         ]
+    if rows and "length_controlled_winrate" in rows[0]:  # AlpacaEval's LC win rate
+        columns["LC win rate (B)"] = [
+            _with_interval(_fraction(row["length_controlled_winrate"]),
+                           _fraction(row["lc_ci_low"]), _fraction(row["lc_ci_high"]),
+                           percent=rate, digits=_digits(digits, rate)) for row in rows
+        ]
     columns["win rate (A)"] = [
         _with_interval(row["win_rate_a"], row["ci_low"], row["ci_high"], percent=rate,
                        digits=_digits(digits, rate)) for row in rows
