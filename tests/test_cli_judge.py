@@ -244,6 +244,20 @@ def test_ratings_without_sample_id_resample_battles_and_none_says_so(tmp_path, j
 
 
 @pytest.mark.subprocess
+def test_ratings_written_to_csv_keep_the_ties_as_json_text(tmp_path, judged):
+    import json
+
+    out, parquet = tmp_path / "r.csv", tmp_path / "r.parquet"
+    for path in (out, parquet):
+        done = run("judge", "ratings", str(judged), "--bootstrap", "50", "-o", str(path))
+        assert done.returncode == 0, done.stderr
+    as_csv = pl.read_csv(out).sort("model")
+    as_parquet = pl.read_parquet(parquet).sort("model")
+    assert [json.loads(text) for text in as_csv["tied_with"].to_list()] == \
+        as_parquet["tied_with"].to_list()
+
+
+@pytest.mark.subprocess
 def test_an_output_folder_that_does_not_exist_stops_before_the_judge_is_asked(tmp_path):
     pytest.importorskip("openai", reason="openai is not installed")
     from tests.judge.fake_server import FakeServer

@@ -1240,6 +1240,11 @@ def _run_ranks(args: argparse.Namespace) -> int:
         higher_is_better=direction, ci=args.ci, draws=args.draws, seed=args.seed,
     )
     if args.output:
+        from evalframe.io.formats import WRITE_FORMATS, format_of
+        from evalframe.stats.ranks import ties_as_text
+
+        if format_of(args.output, WRITE_FORMATS, "write") == "csv":
+            table = ties_as_text(table)  # a CSV file holds no lists
         save(table, args.output)
     else:
         _show(table)

@@ -635,6 +635,11 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
 def _emit(table: pl.DataFrame, output: str | None, show: Callable[[pl.DataFrame], None],
           form: str = "table") -> None:
     if output:
+        from evalframe.io.formats import WRITE_FORMATS, format_of
+        from evalframe.stats.ranks import ties_as_text
+
+        if format_of(output, WRITE_FORMATS, "write") == "csv":
+            table = ties_as_text(table)  # a CSV file holds no lists
         save(table, output)
     elif form == "table":
         show(table)

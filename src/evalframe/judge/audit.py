@@ -93,7 +93,9 @@ from evalframe.judge.audit_rows import (
     row_statistics,
 )
 from evalframe.judge.audit_stats import AUDIT_COLUMNS, MEASURES, Context, evaluate, measure_kinds
+from evalframe.judge.grouping import group_columns
 from evalframe.judge.kappa import WEIGHTS
+from evalframe.stats.options import check_level, check_replicates_or_none, check_seed
 
 __all__ = ["AUDIT_COLUMNS", "HUMAN_LABELS", "MEASURES", "audit", "check_options"]
 
@@ -119,16 +121,11 @@ def check_options(
     >>> check_options(bootstrap=1)
     Traceback (most recent call last):
     ...
-    evalframe.errors.EvalframeError: bootstrap=1 gives no spread; use 0 (no intervals) or >= 2
+    evalframe.errors.OptionError: bootstrap=1 gives no spread; use 0 (no intervals) or >= 2
     """
-    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
-        raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 0 (0: no intervals)")
-    if bootstrap == 1:
-        raise EvalframeError("bootstrap=1 gives no spread; use 0 (no intervals) or >= 2")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
+    check_level(ci)
+    check_replicates_or_none(bootstrap)
+    check_seed(seed)
     if kappa_weights is not None and kappa_weights not in WEIGHTS:
         raise EvalframeError(
             f"kappa_weights={kappa_weights!r}: expected None, 'linear' or 'quadratic'"
@@ -313,31 +310,12 @@ def _judge_column(judge: str | None, schema: pl.Schema) -> str | None:
 
 
 def _keys(by: str | Sequence[str] | None, schema: pl.Schema, judge: str | None) -> list[str]:
-    if by is None:
-        return []
-    keys = [by] if isinstance(by, str) else list(by)
-    if not all(isinstance(key, str) for key in keys):
-        raise EvalframeError(f"by={by!r}: expected a column name or a list of column names")
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise EvalframeError(f"by={keys!r} names {repeated} more than once")
-    absent = [key for key in keys if key not in schema]
-    if absent:
+    named = [] if by is None else [by] if isinstance(by, str) else list(by)
+    if judge is not None and judge in named:
         raise EvalframeError(
-            f"cannot group by {absent}: no such column(s); available: {list(schema)}"
+            f"by={by!r}: {judge!r} is the judge column, which the table always splits by"
         )
-    if judge is not None and judge in keys:
-        raise EvalframeError(
-            f"by={keys!r}: {judge!r} is the judge column, which the table always splits by"
-        )
-    clashing = [key for key in keys if key in AUDIT_COLUMNS or key.startswith("__")]
-    if clashing:
-        raise EvalframeError(
-            f"cannot group by {clashing}: the audit table has column(s) of that name; rename "
-            f"the group column(s) first, e.g. frame.rename({{{clashing[0]!r}: "
-            f"{clashing[0] + '_group'!r}}})"
-        )
-    return keys
+    return group_columns(by, schema, taken=AUDIT_COLUMNS, table="audit table")
 
 
 def _source(schema: pl.Schema, names: Names) -> str | None:

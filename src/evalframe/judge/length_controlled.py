@@ -519,20 +519,6 @@ def fit_joint(
 # ------------------------------------------------------------------ per group
 
 
-@dataclass(frozen=True, eq=False)
-class _Group:
-    """One model's rows: what the GLM needs, in the input's order."""
-
-    key: tuple
-    name: str
-    rows: np.ndarray
-    questions: list[str]
-    delta: np.ndarray
-    share: np.ndarray
-    baseline: bool
-    model_a: str | None
-
-
 def length_controlled(
     frame: pl.DataFrame | pl.LazyFrame,
     keys: Sequence[str],

@@ -86,6 +86,7 @@ from evalframe.judge.style import (
     style_differences,
 )
 from evalframe.metrics.judge import OUTCOMES
+from evalframe.stats.options import check_level, check_replicates_or_none, check_seed
 from evalframe.stats.ranks import point_ranks, rank_intervals, with_ranks
 from evalframe.stats.signature import Signature
 
@@ -545,14 +546,9 @@ def check_numbers(scale: float, base: float, init: float, bootstrap: int, seed: 
         raise EvalframeError(f"scale={scale!r} must be positive (e.g. 400)")
     if base <= 1:
         raise EvalframeError(f"base={base!r} must be greater than 1 (e.g. 10)")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise EvalframeError(f"bootstrap={bootstrap!r} must be an integer >= 0 (0: no intervals)")
-    if bootstrap == 1:
-        raise EvalframeError("bootstrap=1 gives no spread; use 0 (no intervals) or >= 2")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise EvalframeError(f"seed={seed!r} must be a non-negative integer")
-    if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0 < ci < 1:
-        raise EvalframeError(f"ci={ci!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
+    check_replicates_or_none(bootstrap)
+    check_seed(seed)
+    check_level(ci)
 
 
 def _cluster_draws(battles: _Battles, replicates: int, seed: int) -> np.ndarray:

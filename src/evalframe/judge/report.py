@@ -61,6 +61,7 @@ import polars as pl
 from evalframe.errors import EvalframeError
 from evalframe.io.load import Source, scan
 from evalframe.judge import length_controlled as lc
+from evalframe.judge.grouping import group_columns
 from evalframe.judge.policies import OUTCOME, ROW, SCORE, Columns, Policy, resolve_policy
 from evalframe.scored import missing_column
 from evalframe.stats.aggregate import aggregate
@@ -215,28 +216,8 @@ def _length_control(
 def _keys(
     by: str | Sequence[str] | None, schema: Mapping[str, pl.DataType], extra: Sequence[str]
 ) -> list[str]:
-    if by is None:
-        return []
-    keys = [by] if isinstance(by, str) else list(by)
-    if not all(isinstance(key, str) for key in keys):
-        raise EvalframeError(f"by={by!r}: expected a column name or a list of column names")
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise EvalframeError(f"by={keys!r} names {repeated} more than once")
-    absent = [key for key in keys if key not in schema]
-    if absent:
-        raise EvalframeError(
-            f"cannot group by {absent}: no such column(s); available: {list(schema)}"
-        )
     taken = {*REPORT_COLUMNS, *extra, "signature", SCORE, OUTCOME, ROW, "n", "value"}
-    clashing = [key for key in keys if key in taken]
-    if clashing:
-        raise EvalframeError(
-            f"cannot group by {clashing}: the report has column(s) of that name; rename the "
-            f"group column(s) first, e.g. frame.rename({{{clashing[0]!r}: "
-            f"{clashing[0] + '_group'!r}}})"
-        )
-    return keys
+    return group_columns(by, schema, taken=taken, table="report")
 
 
 def _counts(

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from evalframe.errors import OptionError
 
-__all__ = ["check_flag", "check_level", "check_replicates", "check_seed"]
+__all__ = ["check_flag", "check_level", "check_replicates", "check_replicates_or_none",
+           "check_seed"]
 
 
 def _integer(value: object) -> bool:
@@ -41,6 +42,28 @@ def check_replicates(bootstrap: object, option: str = "bootstrap") -> int:
             f"{option}={bootstrap!r} must be an integer >= 2 (e.g. 1000)",
             option=option, value=bootstrap,
             problem="must be >= 2" if _integer(bootstrap) else "must be an integer >= 2",
+        )
+    return int(bootstrap)  # type: ignore[call-overload]
+
+
+def check_replicates_or_none(bootstrap: object, option: str = "bootstrap") -> int:
+    """A number of bootstrap replicates where 0 means no intervals: 0 or an integer >= 2.
+
+    >>> check_replicates_or_none(1)
+    Traceback (most recent call last):
+    ...
+    evalframe.errors.OptionError: bootstrap=1 gives no spread; use 0 (no intervals) or >= 2
+    """
+    if not _integer(bootstrap) or bootstrap < 0:  # type: ignore[operator]
+        raise OptionError(
+            f"{option}={bootstrap!r} must be an integer >= 0 (0: no intervals)",
+            option=option, value=bootstrap,
+            problem="must be >= 0" if _integer(bootstrap) else "must be an integer >= 0",
+        )
+    if bootstrap == 1:
+        raise OptionError(
+            f"{option}=1 gives no spread; use 0 (no intervals) or >= 2",
+            option=option, value=bootstrap, problem="must be 0 (no intervals) or >= 2",
         )
     return int(bootstrap)  # type: ignore[call-overload]
 

@@ -59,10 +59,29 @@ from evalframe.errors import EvalframeError
 from evalframe.stats.options import check_level, check_seed
 from evalframe.stats.signature import signature_fields
 
-__all__ = ["RANK_COLUMNS", "RankIntervals", "rank_intervals", "ranks"]
+__all__ = ["RANK_COLUMNS", "RankIntervals", "rank_intervals", "ranks", "ties_as_text"]
 
 #: The columns :func:`ranks` (and :func:`evalframe.judge.ratings`) add.
 RANK_COLUMNS = ("rank", "rank_low", "rank_high", "tied_with")
+
+
+def ties_as_text(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` with its ``tied_with`` list written as JSON text, for a CSV file (which
+    holds no lists): ``["a", "b"]``, ``[]`` for no tie, null kept null. Nothing is lost:
+    ``json.loads`` gives the list back, whatever the model names hold.
+
+    >>> import polars as pl
+    >>> ties_as_text(pl.DataFrame({"model": ["x", "y"], "tied_with": [["y, 2"], []]}))[
+    ...     "tied_with"].to_list()
+    ['["y, 2"]', '[]']
+    """
+    if "tied_with" not in table.columns or not isinstance(table.schema["tied_with"], pl.List):
+        return table
+    import json
+
+    text = [None if ties is None else json.dumps(ties, ensure_ascii=False)
+            for ties in table["tied_with"].to_list()]
+    return table.with_columns(tied_with=pl.Series(text, dtype=pl.String))
 
 
 @dataclass(frozen=True)
