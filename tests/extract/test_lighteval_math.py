@@ -102,6 +102,26 @@ def test_a_budget_alarm_swallowed_by_the_parser_still_counts_as_a_timeout(monkey
     assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.slow
+def test_a_budget_alarm_swallowed_mid_parse_fires_again_until_the_parse_stops(monkeypatch):
+    # an alarm can land in code that swallows it and then goes on working (a garbage
+    # collector's callback: "Exception ignored in ..."); one alarm would leave the rest of
+    # the parse unbounded. The budget's alarm repeats until the block is left.
+    def swallow_once_then_work(text, patterns, timeout):
+        with lm._Alarm.limit(30, "parsing"):
+            with contextlib.suppress(BaseException):
+                time.sleep(1)  # the first alarm (0.3 s) lands here and is swallowed
+            for _ in range(1000):  # 10 s of work, unless interrupted again
+                time.sleep(0.01)
+        return lm.Found(["1+1"], "1+1", "latex")
+
+    monkeypatch.setattr(lm, "find", swallow_once_then_work)
+    started = time.monotonic()
+    assert lm.extract_one("$1+1$", lm.ExtractOptions(("latex",), 0.3)) == (None, "timeout")
+    assert time.monotonic() - started < 2
+    assert lm._DEADLINE.get() is None
+
+
 def test_outside_the_main_thread_without_workers_the_budget_is_checked_between_parses():
     # no signal there: a parse runs to its end, but no further parse starts after the
     # deadline. 3 000 small environments, each parsed: far past a budget of 0.2 s

@@ -92,6 +92,10 @@ class OutOfTime(BaseException):
 _DEADLINE: ContextVar[float | None] = ContextVar("extraction_deadline", default=None)
 
 
+#: Seconds between repeats of a budget alarm once the budget is spent.
+_BUDGET_REPEAT = 0.05
+
+
 class _Alarm:
     """lighteval's ``utils/timeout.py`` decorator as a context: SIGALRM raises TimeoutError.
 
@@ -124,7 +128,11 @@ class _Alarm:
             yield
             return
 
+        active = True
+
         def handler(signum: int, frame: Any) -> None:
+            if not active:
+                return
             cls.fired += 1
             if budget:
                 cls.budget_fired += 1
@@ -133,10 +141,14 @@ class _Alarm:
             raise TimeoutError("Operation timed out!")
 
         previous = signal.signal(signal.SIGALRM, handler)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        # A budget alarm repeats until the block ends: an alarm that lands in code that
+        # swallows exceptions (a parser's bare ``except``, a garbage-collector callback)
+        # must not let the parse run on unbounded.
+        signal.setitimer(signal.ITIMER_REAL, seconds, _BUDGET_REPEAT if budget else 0)
         try:
             yield
         finally:
+            active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
 
