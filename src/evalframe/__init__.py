@@ -36,11 +36,13 @@ if TYPE_CHECKING:  # the names below, imported only when first used (a fast impo
     from evalframe.reporting import Report, report
     from evalframe.rescoring import Rescore, rescore
     from evalframe.stats import (
+        GateResult,
         PairedVariance,
         Partial,
         aggregate,
         combine,
         compare,
+        gate,
         group_tasks,
         mde,
         paired_ar,
@@ -67,6 +69,8 @@ _LOCATIONS = {
     "aggregate": "evalframe.stats",
     "audit_extractors": "evalframe.extract.audit",
     "compare": "evalframe.stats",
+    "gate": "evalframe.stats",
+    "GateResult": "evalframe.stats",
     "extraction_expr": "evalframe.extract.api",
     "group_tasks": "evalframe.stats",
     "join_metadata": "evalframe.io.join",
@@ -112,6 +116,7 @@ __all__ = [
     "EvalframeError",
     "ExtractionAudit",
     "FormattedTable",
+    "GateResult",
     "PairedVariance",
     "Partial",
     "Report",
@@ -123,6 +128,7 @@ __all__ = [
     "compare",
     "extract",
     "extraction_expr",
+    "gate",
     "group_tasks",
     "join_metadata",
     "judge",

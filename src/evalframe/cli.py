@@ -40,6 +40,7 @@ import polars as pl
 from evalframe._registry import Registry
 from evalframe._version import __version__
 from evalframe.cli_extract import add_extract_parsers, run_extract
+from evalframe.cli_gate import add_gate_parser, run_gate
 from evalframe.cli_judge import add_judge_parser, run_judge
 from evalframe.cli_ray import aggregate_on_ray, ray_engine, score_on_ray
 from evalframe.engine import collect, prepare_input, score_plan
@@ -475,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     ranking.add_argument("-o", "--output", metavar="PATH", help="write the table to a file")
     _add_common(ranking)
 
+    add_gate_parser(commands, COMPARISON_TESTS.names(), CORRECTION_METHODS.names(),
+                    MISSING_POLICIES, _add_common)
     add_judge_parser(commands, _Parser)
     _add_listing(commands, "formats")
     _add_listing(commands, "normalizers")
@@ -1258,6 +1261,7 @@ COMMANDS = {
     "compare": _run_compare,
     "report": _run_report,
     "power": _run_power,
+    "gate": lambda args: run_gate(args, UsageError, _options),
     "metrics": _run_metrics,
     "normalizers": _run_listing,
     "rescore": _run_rescore,

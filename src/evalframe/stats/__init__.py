@@ -12,6 +12,7 @@ The statistics methods are in tables (:mod:`evalframe.stats.methods`), one per k
 
 from evalframe.stats.aggregate import aggregate, cluster_column, metric_columns
 from evalframe.stats.compare import compare
+from evalframe.stats.gate import GateResult, gate
 from evalframe.stats.groups import group_tasks
 from evalframe.stats.methods import (
     COMPARISON_TESTS,
@@ -31,6 +32,7 @@ __all__ = [
     "CORRECTION_METHODS",
     "INTERVAL_METHODS",
     "STDERR_METHODS",
+    "GateResult",
     "PairedVariance",
     "Partial",
     "aggregate",
@@ -38,6 +40,7 @@ __all__ = [
     "clustered_stderr",
     "combine",
     "compare",
+    "gate",
     "group_tasks",
     "mde",
     "metric_columns",
