@@ -22,9 +22,10 @@ and the gate decides:
 
 Worse is lower for a metric whose higher values are better, higher otherwise (the
 metric's registry entry says which); a plain score column needs ``higher_is_better=``.
-The one-sided p-value of a regression is half the two-sided p-value of ``compare``'s
-test when the difference points the worse way (exact for the paired t and McNemar's
-test, whose null distributions are symmetric), else one minus that half.
+The one-sided p-value of a regression is McNemar's exact binomial tail ``P(Binom(b + c,
+1/2) <= b)`` (``b`` pairs only the candidate got right, ``c`` only the baseline); for the
+other tests, half the two-sided p-value of ``compare``'s test when the difference points
+the worse way (exact for the paired t), else one minus that half.
 
 >>> import polars as pl, evalframe as ef
 >>> base = pl.DataFrame({"sample_id": range(400), "prediction": ["a"] * 300 + ["b"] * 100,
@@ -450,6 +451,7 @@ def _decide(
     worse = np.where(higher, diff < 0, diff > 0)
     with np.errstate(invalid="ignore"):
         one_sided = np.where(worse, two_sided / 2, 1 - two_sided / 2)
+    one_sided = _exact_mcnemar(table, higher, one_sided)
     adjusted = adjust_p_values(one_sided, correction) if correction else one_sided
     family = int(np.count_nonzero(~np.isnan(one_sided)))
     level = alpha / family if correction and family > 1 else alpha
@@ -480,6 +482,40 @@ def _decide(
     return out.select(*keys, *GATE_COLUMNS)
 
 
+def discordant_counts(n: int, diff: float, stderr: float) -> tuple[int, int]:
+    """``(b, c)``: the pairs only the candidate / only the baseline got right, from the
+    paired summary of 0/1 scores (``n`` pairs, mean difference, its standard error).
+
+    The differences are -1, 0 or 1, so ``b - c = n diff`` and their variance (``ddof=1``)
+    ``s^2 = (b + c - n diff^2) / (n - 1)`` with ``s^2 = n stderr^2``.
+
+    Two wins and six losses in 40 pairs: ``diff = -0.1``, ``s^2 = (8 - 40 * 0.01) / 39``:
+
+    >>> discordant_counts(40, -0.1, (7.6 / 39 / 40) ** 0.5)
+    (2, 6)
+    """
+    difference = round(n * diff)
+    discordant = round(n * stderr * stderr * (n - 1) + n * diff * diff)
+    return (discordant + difference) // 2, (discordant - difference) // 2
+
+
+def _exact_mcnemar(table: pl.DataFrame, higher: np.ndarray,
+                   one_sided: np.ndarray) -> np.ndarray:
+    """McNemar rows: the exact one-sided p-value of a regression, ``P(Binom(b + c, 1/2) <=
+    b)`` (fewer wins than losses; the reverse for a metric whose lower values are better),
+    where halving the two-sided p-value is exact only in the worse direction."""
+    from scipy.stats import binom
+
+    out = one_sided.copy()
+    for i, row in enumerate(table.iter_rows(named=True)):
+        if row["method"] != "mcnemar" or row["stderr"] is None or row["diff"] is None:
+            continue
+        b, c = discordant_counts(row["n_pairs"], row["diff"], row["stderr"])
+        wins = b if higher[i] else c
+        out[i] = float(binom.cdf(wins, b + c, 0.5)) if b + c else 1.0
+    return out
+
+
 def _planned(
     table: pl.DataFrame, frame: pl.LazyFrame, keys: list[str], *, mde: float, level: float,
     target: float,
@@ -498,9 +534,8 @@ def _planned(
         test = _PLANNED_AS[row["method"]]
         options: dict[str, Any] = {"alpha": level, "two_sided": False, "test": test}
         if test == "mcnemar_exact":
-            # 0/1 differences: s^2 = (D - n dbar^2) / (n - 1), so D / n = s^2 (n - 1) / n +
-            # dbar^2 with s^2 = n stderr^2; a regression of mde needs at least mde discordant
-            observed = stderr * stderr * (n - 1) + diff * diff
+            # a regression of mde needs at least mde discordant pairs
+            observed = sum(discordant_counts(n, diff, stderr)) / n
             options["discordant"] = min(max(observed, mde), 1.0)
         else:
             variance = stderr * stderr * n
