@@ -261,7 +261,7 @@ def test_the_listing_shows_exactly_the_names(kind):
 #: Tables whose entries users choose by name only (``aggregate(interval="wilson")``,
 #: ``compare(method="mcnemar")``): their functions are the kernels ``aggregate`` and
 #: ``compare`` call on their own arrays, not a public surface.
-CHOSEN_BY_NAME = {"stderr", "interval", "comparison test", "correction"}
+CHOSEN_BY_NAME = {"stderr", "interval", "comparison test", "correction", "power test"}
 
 
 @pytest.mark.parametrize("kind", [kind for kind in KINDS if kind not in CHOSEN_BY_NAME])

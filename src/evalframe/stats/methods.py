@@ -11,7 +11,8 @@ they dispatch on, what their error messages list, and the command line's choices
 - :data:`STDERR_METHODS`: ``aggregate``'s ``stderr=``;
 - :data:`INTERVAL_METHODS`: ``aggregate``'s ``interval=``;
 - :data:`COMPARISON_TESTS`: ``compare``'s ``method=``;
-- :data:`CORRECTION_METHODS`: ``compare``'s ``correction=`` (or None).
+- :data:`CORRECTION_METHODS`: ``compare``'s ``correction=`` (or None);
+- :data:`POWER_TESTS`: the tests ``power``, ``mde`` and ``sample_size`` plan for (``test=``).
 
 >>> INTERVAL_METHODS.names()
 ['auto', 'wilson', 'clopper_pearson', 'jeffreys', 't', 'normal']
@@ -36,10 +37,12 @@ __all__ = [
     "COMPARISON_TESTS",
     "CORRECTION_METHODS",
     "INTERVAL_METHODS",
+    "POWER_TESTS",
     "STDERR_METHODS",
     "ComparisonTest",
     "CorrectionMethod",
     "IntervalMethod",
+    "PowerTest",
     "StderrMethod",
     "check_method",
     "either",
@@ -133,6 +136,31 @@ class CorrectionMethod:
     binary: bool = False
 
 
+@dataclass(frozen=True)
+class PowerTest:
+    """A test whose power ``power``, ``mde`` and ``sample_size`` compute (``test=``).
+
+    ``function(effect, n, *, variance, alpha, two_sided, discordant, clusters)`` gives the
+    power (numpy arrays, broadcast) at the absolute difference ``effect`` with ``n``
+    questions; ``variance`` is ``Var(d_i)`` (None for a test that needs ``discordant``
+    instead), ``clusters`` the number of clusters (or None). ``needs_discordant``: the test
+    is of 0/1 scores and its power depends on the discordant rate instead of the variance.
+    ``monotone``: the power never falls as ``n`` grows (the sample size can be bisected;
+    otherwise it is searched). ``takes_clusters``: ``clusters=`` sets its degrees of
+    freedom.
+    """
+
+    name: str
+    function: Callable[..., Any]
+    description: str
+    reference: str = ""
+    binary: bool = False
+    needs_discordant: bool = False
+    monotone: bool = True
+    takes_clusters: bool = False
+    integer_n: bool = False
+
+
 _COLUMNS = ("name", "description", "binary", "reference")
 _DTYPES = {"binary": pl.Boolean}
 
@@ -154,6 +182,12 @@ COMPARISON_TESTS: Registry[ComparisonTest] = Registry(
 #: ``compare``'s multiple-comparison corrections (``correction=``).
 CORRECTION_METHODS: Registry[CorrectionMethod] = Registry(
     "correction", make=CorrectionMethod, package="evalframe.stats", modules=("compare",),
+    columns=_COLUMNS, dtypes=_DTYPES,
+)
+
+#: The tests ``power``, ``mde`` and ``sample_size`` plan for (``test=``).
+POWER_TESTS: Registry[PowerTest] = Registry(
+    "power test", make=PowerTest, package="evalframe.stats", modules=("power_tests",),
     columns=_COLUMNS, dtypes=_DTYPES,
 )
 
